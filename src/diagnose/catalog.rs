@@ -1178,7 +1178,13 @@ pub const RULES: &[RuleInfo] = &[
             systemd-resolved, dnsconfd or its dnsmasq; info with dns=none or\n\
             rc-manager=unmanaged, which write no resolv.conf). Ubuntu 18.04+ with\n\
             netplan uses systemd-networkd and RHEL 8+ NetworkManager's internal client: there the\n\
-            line is latent, reported as info, until something runs dhclient again.",
+            line is latent, reported as info, until something runs dhclient again. So it is\n\
+            where the dhclient-script that runs writes no resolv.conf: an enter hook it sources\n\
+            redefines make_resolv_conf to do nothing (Debian and Ubuntu: a file named of\n\
+            letters, digits, _ and - in /etc/dhcp/dhclient-enter-hooks.d; Red Hat: an executable\n\
+            /etc/dhcp/dhclient-enter-hooks), or Red Hat's PEERDNS=no holds for the interface\n\
+            (its ifcfg file, else /etc/sysconfig/network); a hook that redefines it otherwise\n\
+            leaves the finding unknown.",
         fix: "\
             Change the owner's configuration, never only /etc/resolv.conf:\n\
             - NetworkManager: nmcli connection modify CONN ipv4.dns ... ipv4.ignore-auto-dns yes,\n  \

@@ -77,6 +77,7 @@ pub fn build(
         "resolved_dns_resets_after": resolved_dns_resets_after(facts),
         "resolved_stops_before_ours": resolved_stops_before_ours(facts),
         "network_manager_manages": network_manager_manages_resolv(facts).is_some(),
+        "dhclient_writes_resolv_conf": rules::dhclient_writes_resolv_conf(facts),
         "etc_resolv": resolv_json(&facts.resolver.etc_resolv_conf, &cluster),
         "host_resolver": host_resolver(facts, &cluster),
         "uplink": resolv_json(uplink, &cluster),

@@ -2704,6 +2704,23 @@ mod tests {
         assert!(!noted(&raw));
         raw.pids.insert("dhclient".to_owned(), 612);
         assert!(noted(&raw));
+        // Not where an enter hook its dhclient-script sources (this Debian node's: the names of
+        // /etc/dhcp/dhclient-enter-hooks.d run-parts lists) keeps it from writing the file.
+        let hook = "/etc/dhcp/dhclient-enter-hooks.d/nodnsupdate";
+        raw.file(
+            hook,
+            crate::facts::raw::FileState::Present,
+            Some(b"#!/bin/sh\nmake_resolv_conf(){\n    :\n}\n"),
+        );
+        assert!(!noted(&raw));
+        // A hook it passes over (a dot in its name) counts for nothing: the note is back.
+        raw.files.remove(hook);
+        raw.file(
+            &format!("{hook}.sh"),
+            crate::facts::raw::FileState::Present,
+            Some(b"make_resolv_conf() { :; }\n"),
+        );
+        assert!(noted(&raw));
     }
 
     /// dhclient's note puts each upstream in the option of its family: an IPv4 one in

@@ -17,6 +17,7 @@ use crate::util::nth_address;
 
 mod cni;
 mod dhclient_run;
+mod dhclient_script;
 mod firewalld;
 mod host_servers;
 mod k3s_fallback;
@@ -35,6 +36,7 @@ pub(super) use kubelet_flags::{kubespray_nodelocaldns, link_local};
 #[cfg(test)]
 mod tests;
 
+pub(crate) use dhclient_script::resolv_conf_written as dhclient_writes_resolv_conf;
 pub(crate) use host_servers::{HostServers, Via, host_servers};
 pub(crate) use kernel::{Family, forwarding_keys, installer_bridge, left_to_installer};
 pub(crate) use kubelet_file::{CLUSTER_SELF_FORWARD, KUBELET_LOOPBACK, KUBELET_RESOLVCONF_MISSING};

@@ -5,6 +5,7 @@
 use std::net::IpAddr;
 
 use super::dhclient_run::{DHCLIENT_DEFAULTS, DhclientRun};
+use super::dhclient_script::Writes;
 use super::host_servers::{stub_answered, stub_only};
 use super::resolver_owner::{give_resolved, owner_fix, real_servers};
 use super::{
@@ -1727,6 +1728,14 @@ fn dhclient_read_finding(
             fix,
         );
     }
+    // The enter hooks (and Red Hat's PEERDNS) of the dhclient-script these dhclients run.
+    let mut script_unknown = false;
+    if nm.is_none()
+        && let Some(latent) =
+            script_latent(ctx, readers, bad, &mut lines, &fix, &mut script_unknown)
+    {
+        return latent;
+    }
     if !servers.addresses.iter().any(harmful) {
         // Only a `default` line gives them: written where the lease brings no servers.
         return ctx.finding(
@@ -1771,10 +1780,48 @@ fn dhclient_read_finding(
         None => {}
     }
     let mut finding = ctx.finding(id, severity, summary, evidence, fix);
-    if unblocked {
+    if unblocked || script_unknown {
         finding.status = crate::diagnose::FindingStatus::Unknown;
     }
     finding
+}
+
+/// DNS-RESOLV-MANAGED-ELSEWHERE where the dhclient-script `readers` run does not write
+/// /etc/resolv.conf ([`super::dhclient_script::writes`]: an enter hook, Red Hat's
+/// PEERDNS=no): latent, the lines that say so after `lines`. Where that is not known, its
+/// why joins `lines` and `unknown` is set; where it writes, the notes join `lines`.
+fn script_latent(
+    ctx: &Ctx,
+    readers: &[&DhclientRun],
+    bad: &[String],
+    lines: &mut Vec<String>,
+    fix: &str,
+    unknown: &mut bool,
+) -> Option<crate::diagnose::finding::Finding> {
+    match super::dhclient_script::writes(ctx.facts, readers) {
+        Writes::No(why) => {
+            lines.extend(why);
+            Some(ctx.finding(
+                "DNS-RESOLV-MANAGED-ELSEWHERE",
+                Severity::Info,
+                format!(
+                    "dhclient.conf would write {} into the host resolver, but dhclient-script does not write /etc/resolv.conf here: latent until it does",
+                    bad.join(", ")
+                ),
+                std::mem::take(lines),
+                fix.to_owned(),
+            ))
+        }
+        Writes::Unknown(why) => {
+            lines.extend(why);
+            *unknown = true;
+            None
+        }
+        Writes::Yes(notes) => {
+            lines.extend(notes);
+            None
+        }
+    }
 }
 
 /// Who hands out the leases where no dhclient reads `path`: a dhclient that reads another

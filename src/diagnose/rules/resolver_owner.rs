@@ -15,6 +15,7 @@
 //! [`crate::facts::resolv_writer`] cites them.
 
 use super::dhclient_run::DhclientRun;
+use super::dhclient_script::Writes;
 use super::{Ctx, Via};
 use crate::facts::network_manager::{DnsMode, NmDns, links_to_resolved};
 use crate::facts::node_facts::{FlavourKind, ResolvFile, UnitState};
@@ -324,7 +325,10 @@ fn loopback_listed(etc: &ResolvFile) -> String {
 /// a family none of them serves gets no line that would change nothing: IPv4 servers
 /// instead, or an enter hook that redefines `make_resolv_conf` (client/dhclient-script.8
 /// HOOKS; Debian's script sources /etc/dhcp/dhclient-enter-hooks.d/*, ISC's
-/// client/scripts/linux /etc/dhclient-enter-hooks).
+/// client/scripts/linux /etc/dhclient-enter-hooks). Where such a hook is there already, or
+/// Red Hat's PEERDNS=no holds ([`super::dhclient_script::writes`]), dhclient-script writes
+/// nothing: the note says so, naming the line, and asks for no dhclient.conf line; where a
+/// hook leaves that unknown, the note says the file may be written, and why.
 fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
     if !ctx.facts.services.dhclient {
         return None;
@@ -336,6 +340,22 @@ fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
         .collect();
     if !runs.is_empty() && own.is_empty() {
         return None;
+    }
+    let mut head = "dhclient runs here and writes the file anew at every lease".to_owned();
+    match super::dhclient_script::writes(ctx.facts, &own) {
+        Writes::No(why) => {
+            return Some(format!(
+                "dhclient runs here, but its dhclient-script does not write /etc/resolv.conf ({}), so nothing rewrites it",
+                why.join("; ")
+            ));
+        }
+        Writes::Unknown(why) => {
+            head = format!(
+                "dhclient runs here and may write the file anew at every lease ({})",
+                why.join("; ")
+            );
+        }
+        Writes::Yes(_) => {}
     }
     let pids: Vec<String> = own.iter().map(|r| r.pid.to_string()).collect();
     let status = if pids.is_empty() {
@@ -406,10 +426,7 @@ fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
             "a DHCPv4 and a DHCPv6 dhclient both run here, and each writes the whole file from its own lease, so it holds the last lease's family alone; to keep servers of both, keep dhclient from writing it ({NO_WRITE} on Debian and Ubuntu) and make /etc/resolv.conf a file of your own"
         ));
     }
-    Some(format!(
-        "dhclient runs here and writes the file anew at every lease: {}",
-        said.join("; ")
-    ))
+    Some(format!("{head}: {}", said.join("; ")))
 }
 
 /// The enter hook that keeps Debian's and Ubuntu's dhclient-script from writing

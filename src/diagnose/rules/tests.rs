@@ -8224,3 +8224,252 @@ fn the_default_forwarding_finding_is_as_bad_as_the_plugin_makes_it() {
     assert_eq!(f[0].severity, Severity::Warning, "{f:?}");
     assert!(f[0].summary.contains("which dnsfix does not know"), "{f:?}");
 }
+
+/// The Ubuntu node of `dhclient-enter-hook-nodnsupdate` (dhclient's `prepend` of 127.0.0.1,
+/// and the usual enter hook whose make_resolv_conf does nothing) with its hook changed as
+/// `hook` says, at `name` in /etc/dhcp/dhclient-enter-hooks.d: DNS-RESOLV-MANAGED-ELSEWHERE
+/// for /etc/dhcp/dhclient.conf.
+fn hooked(name: &str, hook: Option<&[u8]>) -> Finding {
+    use crate::facts::raw::FileState;
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-enter-hook-nodnsupdate",
+    );
+    let dir = "/etc/dhcp/dhclient-enter-hooks.d";
+    let fixture = format!("{dir}/nodnsupdate");
+    let text = raw.get(&fixture).expect("the hook").content.to_vec();
+    raw.files.remove(&fixture);
+    let path = format!("{dir}/{name}");
+    raw.file(&path, FileState::Present, Some(hook.unwrap_or(&text)));
+    let found = managed_findings(&raw, false);
+    finding_at(&found, "/etc/dhcp/dhclient.conf:5:", "the prepend line").clone()
+}
+
+/// An enter hook whose make_resolv_conf does nothing, sourced as Debian's dhclient-script
+/// sources them (pexip/os-isc-dhcp @29a44578 debian/dhclient-script.linux `run_hookdir`:
+/// what `run-parts --list` prints), keeps dhclient-script from writing /etc/resolv.conf: the
+/// line is latent, and the evidence names the hook's line. A name run-parts passes over
+/// (a dot in it: debianutils run-parts.c `^[a-zA-Z0-9_-]+$`) counts for nothing, and says so.
+#[test]
+fn a_do_nothing_enter_hook_makes_a_dhclient_line_latent_where_it_is_sourced() {
+    let f = hooked("nodnsupdate", None);
+    assert_eq!(
+        (f.severity, f.status),
+        (Severity::Info, FindingStatus::Failed),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence.contains(&"/etc/dhcp/dhclient-enter-hooks.d/nodnsupdate:2 redefines make_resolv_conf to do nothing: dhclient-script does not write /etc/resolv.conf".to_owned()),
+        "{f:?}"
+    );
+    let f = hooked("nodnsupdate.sh", None);
+    assert_eq!(
+        (f.severity, f.status),
+        (Severity::High, FindingStatus::Failed),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence.contains(&"/etc/dhcp/dhclient-enter-hooks.d/nodnsupdate.sh is not sourced: dhclient-script sources what run-parts --list prints, names of letters, digits, _ and - alone".to_owned()),
+        "{f:?}"
+    );
+}
+
+/// A hook that redefines make_resolv_conf to do something else, or to do nothing only
+/// under a condition, or with a body sh refuses: what dhclient-script writes is not known,
+/// and the finding says so, naming the hook's line. A later hook (in run-parts' order)
+/// replaces an earlier one's definition.
+#[test]
+fn an_enter_hook_that_redefines_make_resolv_conf_otherwise_leaves_it_unknown() {
+    for (hook, says) in [
+        (
+            &b"make_resolv_conf() {\n  cp /etc/resolv.conf.mine /etc/resolv.conf\n}\n"[..],
+            "/etc/dhcp/dhclient-enter-hooks.d/zz-mine:1 redefines make_resolv_conf: what it writes is not known",
+        ),
+        (
+            b"if [ \"$interface\" = ens6 ]; then\n  make_resolv_conf() { :; }\nfi\n",
+            "/etc/dhcp/dhclient-enter-hooks.d/zz-mine:2 redefines make_resolv_conf to do nothing, but inside a compound command",
+        ),
+        (
+            b"make_resolv_conf() { }\n",
+            "/etc/dhcp/dhclient-enter-hooks.d/zz-mine:1 defines make_resolv_conf with an empty body, which sh refuses",
+        ),
+    ] {
+        let f = hooked("zz-mine", Some(hook));
+        assert_eq!(f.status, FindingStatus::Unknown, "{f:?}");
+        assert!(
+            f.evidence.iter().any(|e| e.starts_with(says)),
+            "{says}: {f:?}"
+        );
+    }
+    // Sourced before the do-nothing one (nodnsupdate sorts after 00-mine): replaced by it.
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-enter-hook-nodnsupdate",
+    );
+    raw.file(
+        "/etc/dhcp/dhclient-enter-hooks.d/00-mine",
+        crate::facts::raw::FileState::Present,
+        Some(b"make_resolv_conf() {\n  echo nameserver 192.0.2.53 > /etc/resolv.conf\n}\n"),
+    );
+    let found = managed_findings(&raw, false);
+    let f = finding_at(&found, "/etc/dhcp/dhclient.conf:5:", "the prepend line");
+    assert_eq!(
+        (f.severity, f.status),
+        (Severity::Info, FindingStatus::Failed),
+        "{f:?}"
+    );
+}
+
+/// Red Hat's dhclient-script (VersatusHPC/rpms-dhcp @986801e1 dhclient-script) sources
+/// /etc/dhcp/dhclient-enter-hooks only where it is executable (`[ -x ]`, the gather's
+/// `dhclient-enter-hooks-x` record), and its make_resolv_conf returns at once where
+/// PEERDNS is `no`: the ifcfg file of the interface dhclient serves, else
+/// /etc/sysconfig/network.
+#[test]
+fn red_hat_s_enter_hook_counts_where_executable_and_peerdns_where_it_is_no() {
+    use crate::facts::raw::FileState;
+    let base = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-redhat-ifup-hostname-option",
+    );
+    let judged = |raw: &crate::facts::raw::RawFacts| {
+        let found = managed_findings(raw, false);
+        finding_at(
+            &found,
+            "/etc/dhcp/dhclient-ens5.conf:5:",
+            "the prepend line",
+        )
+        .clone()
+    };
+    assert_eq!(judged(&base).severity, Severity::High);
+    let mut hooked = base.clone();
+    hooked.file(
+        "/etc/dhcp/dhclient-enter-hooks",
+        FileState::Present,
+        Some(b"make_resolv_conf() { :; }\n"),
+    );
+    let f = judged(&hooked);
+    assert_eq!(f.severity, Severity::High, "{f:?}");
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.contains("sources it only where it is executable")),
+        "{f:?}"
+    );
+    crate::testing::set_command(
+        &mut hooked,
+        super::dhclient_script::ENTER_HOOK_EXEC,
+        "1\n",
+        0,
+    );
+    assert_eq!(judged(&hooked).severity, Severity::Info);
+    // PEERDNS=no in /etc/sysconfig/network, which the ifcfg file does not set: not written;
+    // the ifcfg file's PEERDNS=yes wins over it.
+    let mut global = base.clone();
+    global.file(
+        "/etc/sysconfig/network",
+        FileState::Present,
+        Some(b"PEERDNS=no\n"),
+    );
+    let f = judged(&global);
+    assert_eq!(f.severity, Severity::Info, "{f:?}");
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.starts_with("/etc/sysconfig/network:1: PEERDNS=no")),
+        "{f:?}"
+    );
+    global.file(
+        "/etc/sysconfig/network-scripts/ifcfg-ens5",
+        FileState::Present,
+        Some(b"DEVICE=ens5\nBOOTPROTO=dhcp\nPEERDNS=yes\n"),
+    );
+    assert_eq!(judged(&global).severity, Severity::High);
+    // Another interface's ifcfg file sets it and ens5 has none: which file network-functions
+    // picks for ens5 is not known.
+    let mut other = base.clone();
+    other.file(
+        "/etc/sysconfig/network",
+        FileState::Present,
+        Some(b"PEERDNS=no\n"),
+    );
+    other.file(
+        "/etc/sysconfig/network-scripts/ifcfg-eth1",
+        FileState::Present,
+        Some(b"DEVICE=eth1\nPEERDNS=yes\n"),
+    );
+    assert_eq!(judged(&other).status, FindingStatus::Unknown);
+    // On Debian, PEERDNS is nothing to dhclient-script.
+    let debian = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-example-prepend-loopback",
+    );
+    let mut debian = debian.clone();
+    debian.file(
+        "/etc/sysconfig/network",
+        FileState::Present,
+        Some(b"PEERDNS=no\n"),
+    );
+    let found = managed_findings(&debian, false);
+    let f = finding_at(&found, "/etc/dhcp/dhclient.conf:5:", "the prepend line");
+    assert_eq!(f.severity, Severity::High, "{f:?}");
+}
+
+/// DNS-HOST-RESOLVER-DOWN's fix where dhclient runs but its dhclient-script does not write
+/// the file: it is one nothing rewrites (no dhclient.conf line, no enter hook to add), and
+/// the hook's line says why; where a hook leaves that unknown, the note says so.
+#[test]
+fn the_resolver_down_fix_knows_a_do_nothing_enter_hook() {
+    use crate::facts::raw::FileState;
+    let mut raw = writer_node(&[]);
+    raw.file(
+        "/etc/resolv.conf",
+        FileState::Present,
+        Some(b"search example.internal\n"),
+    );
+    raw.file(
+        "/etc/os-release",
+        FileState::Present,
+        Some(b"ID=debian\nVERSION_ID=\"12\"\n"),
+    );
+    with_process(&mut raw, "dhclient", 612, b"/sbin/dhclient\0-4\0ens5\0");
+    crate::testing::set_units(&mut raw, &[("kubelet", "active")]);
+    let down = |raw: &crate::facts::raw::RawFacts| {
+        let mut host = Host::new("node1");
+        host.vars.insert(
+            "upstream_dns_servers".into(),
+            serde_json::json!(["192.0.2.53"]),
+        );
+        let facts = NodeFacts::from_raw("node1", raw);
+        match host_resolver_down(&Ctx::in_cluster(&host, &facts, None)) {
+            RuleOutcome::Findings(f) if f.len() == 1 => f[0].remediation.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(down(&raw).contains(
+        "dhclient runs here and writes the file anew at every lease: put the IPv4 servers"
+    ));
+    let hook = "/etc/dhcp/dhclient-enter-hooks.d/nodnsupdate";
+    let mut quiet = raw.clone();
+    quiet.file(
+        hook,
+        FileState::Present,
+        Some(b"make_resolv_conf() { :; }\n"),
+    );
+    let fix = down(&quiet);
+    assert!(
+        fix.ends_with("; dhclient runs here, but its dhclient-script does not write /etc/resolv.conf (/etc/dhcp/dhclient-enter-hooks.d/nodnsupdate:1 redefines make_resolv_conf to do nothing: dhclient-script does not write /etc/resolv.conf), so nothing rewrites it"),
+        "{fix}"
+    );
+    assert!(
+        !fix.contains("prepend domain-name-servers") && !fix.contains("zz-dnsfix"),
+        "{fix}"
+    );
+    let mut odd = raw.clone();
+    odd.file(
+        hook,
+        FileState::Present,
+        Some(b"make_resolv_conf() { logger hi; }\n"),
+    );
+    assert!(
+        down(&odd).contains("dhclient runs here and may write the file anew at every lease (/etc/dhcp/dhclient-enter-hooks.d/nodnsupdate:1 redefines make_resolv_conf: what it writes is not known): put the IPv4 servers"),
+        "{}",
+        down(&odd)
+    );
+}
