@@ -26,10 +26,11 @@ pub fn run(config: &Config, args: &ApplyConfig) -> Result<u8, Error> {
     let playbooks = Playbooks::load(args.playbooks.as_deref())?;
     // A saved plan is read before any host is contacted, too.
     let saved = args.plan.as_deref().map(load_plan).transpose()?;
-    if let (Some(plan), Some(file)) = (&saved, args.plan.as_deref()) {
+    if let (Some((plan, _)), Some(file)) = (&saved, args.plan.as_deref()) {
         limit_needs_inventory(config, plan, file)?;
     }
-    let ctx = Context::new(config)?;
+    // A saved plan may still be refused once the inventory is read: its warnings come after.
+    let ctx = Context::unwarned(config)?;
     let run = Run {
         ctx: &ctx,
         playbooks: &playbooks,
@@ -42,15 +43,26 @@ pub fn run(config: &Config, args: &ApplyConfig) -> Result<u8, Error> {
             stop: crate::apply::Stop::default(),
             plan_elsewhere: saved
                 .as_ref()
-                .map(crate::apply::plan_elsewhere)
+                .map(|(plan, _)| crate::apply::plan_elsewhere(plan))
                 .unwrap_or_default(),
         },
         update_inventory: args.update_inventory,
         plan_file: args.plan.as_deref(),
     };
-    match &saved {
-        Some(plan) => apply_plan(&run, plan, false),
-        None => apply_fresh(&run, args),
+    match (&saved, args.plan.as_deref()) {
+        (Some((plan, sha256)), Some(file)) => {
+            // Every refusal of the plan comes first: then what the reviewer approved is
+            // this exact file, so which one is applied is said before anything else.
+            let part = selected_part(&run, plan)?;
+            eprintln!("applying {} (sha256 {sha256})", file.display());
+            ctx.report_warnings();
+            warn_if_the_inventory_differs(&run, plan);
+            apply_plan(&run, &part, false)
+        }
+        _ => {
+            ctx.report_warnings();
+            apply_fresh(&run, args)
+        }
     }
 }
 
@@ -136,17 +148,17 @@ fn apply_fresh(run: &Run, args: &ApplyConfig) -> Result<u8, Error> {
         eprintln!("nothing applied");
         return Ok(exit::BAD_INPUT);
     }
+    let plan = selected_part(run, &plan)?;
     apply_plan(run, &plan, unreachable)
 }
 
-/// Reads a saved plan and checks it is one this dnsfix can apply.
-fn load_plan(path: &Path) -> Result<Plan, Error> {
+/// Reads a saved plan and checks it is one this dnsfix can apply; returns it with the
+/// file's sha256, which `run` prints once nothing refuses the plan any more.
+fn load_plan(path: &Path) -> Result<(Plan, String), Error> {
     let (text, sha256) = super::show::read_file(path)?;
-    // What the reviewer approved is this exact file: say which one is applied.
-    eprintln!("applying {} (sha256 {sha256})", path.display());
     // Edited by hand (or cut), it is refused whole, before any host is touched.
     let plan = super::show::parse_plan(path, &text)?;
-    Ok(plan)
+    Ok((plan, sha256))
 }
 
 /// The playbooks a plan was made with must be the ones loaded now, byte for byte, and every
@@ -253,16 +265,16 @@ fn verify_cluster_change(
 }
 
 /// Applies `plan` to the selected hosts and prints the report. Returns the exit code.
+/// `plan` is the part [`selected_part`] gave.
 fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, Error> {
     let ctx = run.ctx;
-    let plan = selected_part(run, plan)?;
     let hosts: HashMap<String, Host> = ctx
         .hosts()
         .into_iter()
         .map(|h| (h.name.clone(), h.clone()))
         .collect();
     let run_id = record::new_run_id();
-    let mut record = start_record(run, &plan, &run_id)?;
+    let mut record = start_record(run, plan, &run_id)?;
     // For as long as this process lives: another run of the plan leaves this one's DNS
     // pods to it while it does, and takes them over once it is gone.
     // How another run of this state directory tells this one is still running; without it
@@ -308,7 +320,7 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
         let _ = save_record(&record);
     }
     let results = ctx.runtime.block_on(apply::apply(
-        &plan,
+        plan,
         &run_id,
         &hosts,
         Arc::clone(&ctx.transport),
@@ -361,7 +373,7 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
     super::print(&rendered)?;
     Ok(exit_code(
         &record.hosts,
-        planned_unreachable || blocked(&plan),
+        planned_unreachable || blocked(plan),
         (&record.inventory_updates, &record.cluster_updates),
     ))
 }
@@ -425,7 +437,7 @@ fn blocked(plan: &Plan) -> bool {
 
 /// The part of `plan` for the selected hosts, once the whole plan is known to fit: every
 /// host it changes is still in the inventory, and it was made with the playbooks loaded
-/// now. Warns when the inventory changed since the plan was made.
+/// now. Prints nothing: a refusal here is the first thing apply says.
 fn selected_part(run: &Run, plan: &Plan) -> Result<Plan, Error> {
     let inventory = &run.ctx.inventory;
     // A host the plan changes must still be in the inventory: dropping it quietly would
@@ -469,13 +481,17 @@ fn selected_part(run: &Run, plan: &Plan) -> Result<Plan, Error> {
     plan.hosts.retain(|h| selected.contains(&h.host.as_str()));
     plan.cluster_changes
         .retain(|c| c.hosts.iter().any(|h| selected.contains(&h.as_str())));
-    if let (Some(saved), Some(path)) = (&plan.inventory, inventory.path()) {
+    Ok(plan)
+}
+
+/// Warns when the inventory changed since the saved `plan` was made.
+fn warn_if_the_inventory_differs(run: &Run, plan: &Plan) {
+    if let (Some(saved), Some(path)) = (&plan.inventory, run.ctx.inventory.path()) {
         let now = crate::plan::inventory_change::digest(path);
         if now != saved.sha256 {
             eprintln!("warning: {}", inventory_differs(&saved.path, path));
         }
     }
-    Ok(plan)
 }
 
 /// The warning for an inventory whose digest is not the plan's: changed since, where it

@@ -64,6 +64,16 @@ impl<'c> Context<'c> {
     /// Loads the inventory, selects the hosts, sets up the transport and the runtime, and
     /// reports the inventory's warnings. Contacts no host.
     pub fn new(config: &'c Config) -> Result<Context<'c>, Error> {
+        let ctx = Context::unwarned(config)?;
+        ctx.report_warnings();
+        Ok(ctx)
+    }
+
+    /// [`Context::new`] without the inventory's warnings, for a command that may still
+    /// refuse what it was given once the inventory is read (`apply PLAN`, `rollback`):
+    /// a refusal is the first thing it prints, and [`Context::report_warnings`] comes after
+    /// its last one.
+    pub fn unwarned(config: &'c Config) -> Result<Context<'c>, Error> {
         let inventory = load_inventory(config)?;
         if inventory.hosts().is_empty()
             && let Some(path) = inventory.path()
@@ -107,11 +117,6 @@ impl<'c> Context<'c> {
         if reads_hosts {
             super::interrupt::on_exit(Box::new(move |code| pending.message(code)));
         }
-        for warning in inventory.warnings() {
-            sink.event(report::Event::Warning {
-                message: warning.to_string(),
-            });
-        }
         Ok(Context {
             config,
             sink,
@@ -120,6 +125,15 @@ impl<'c> Context<'c> {
             selected,
             inventory,
         })
+    }
+
+    /// Reports the inventory's warnings (a shadowed vars file, a port that is no port).
+    pub fn report_warnings(&self) {
+        for warning in self.inventory.warnings() {
+            self.sink.event(report::Event::Warning {
+                message: warning.to_string(),
+            });
+        }
     }
 
     /// The selected hosts, in inventory order.

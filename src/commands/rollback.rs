@@ -59,7 +59,8 @@ fn restore_cluster(
 }
 
 pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
-    let ctx = Context::new(config)?;
+    // The run may still be refused once the inventory is read: its warnings come after.
+    let ctx = Context::unwarned(config)?;
     let run_id = args.run_id.as_str();
     let applied = record::load(&record::state_dir(), run_id).map_err(Error::RunRecord)?;
     if applied.command != "apply" {
@@ -71,6 +72,7 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
     if config.limit.is_none() {
         not_in_inventory(&ctx, &applied)?;
     }
+    ctx.report_warnings();
     let selected: Vec<&str> = ctx.hosts().into_iter().map(|h| h.name.as_str()).collect();
     let targets: Vec<HostResult> = applied
         .hosts

@@ -1103,3 +1103,79 @@ fn ctrl_c_during_check_names_the_hosts_still_pending() {
     );
     assert!(out.stdout.is_empty());
 }
+
+/// A refusal is the first thing `apply PLAN` and `rollback` print: `apply PLAN --limit`
+/// without `-i` printed the plan's sha256 line first, and a refused plan (made with a
+/// playbook that differs now) and a refused rollback (a run it has no record of) came after
+/// the inventory's warnings. Each now prints its refusal alone.
+#[test]
+fn apply_and_rollback_refuse_before_printing_anything_else() {
+    let dir = tempdir("refuse-first");
+    // An inventory with a warning of its own (a port that is no port).
+    let inventory = dir.join("hosts.ini");
+    std::fs::write(
+        &inventory,
+        "[kube_node]\nme ansible_connection=local ansible_port=none\n",
+    )
+    .expect("write");
+    let plan = dir.join("plan.json");
+    let out = Dnsfix::new(["plan", "--no-progress", "-o"])
+        .arg(&plan)
+        .arg("-i")
+        .arg(&inventory)
+        .output();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not a TCP port"), "{}", stderr(&out));
+    let refused = |args: &[&str], refusal: &str| {
+        let out = Dnsfix::new(args)
+            .arg("--no-progress")
+            .env("DNSFIX_STATE_DIR", dir.join("state"))
+            .stdin(std::process::Stdio::null())
+            .output();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        let first = stderr(&out).lines().next().unwrap_or_default().to_owned();
+        assert!(
+            first.starts_with(&format!("dnsfix: error: {refusal}")),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(
+            !stderr(&out).contains("applying ") && !stderr(&out).contains("warning:"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    };
+    let plan_arg = plan.to_str().expect("utf-8");
+    let inv = inventory.to_str().expect("utf-8");
+    refused(
+        &["apply", plan_arg, "--limit", "me"],
+        "--limit selects the plan's hosts from the inventory given with -i",
+    );
+    // The plan's playbook kubelet-resolvconf, differing now (--playbooks takes it over).
+    let site = dir.join("playbooks");
+    std::fs::create_dir_all(&site).expect("playbooks");
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("playbooks");
+    let file = std::fs::read_dir(&shipped)
+        .expect("playbooks")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            std::fs::read_to_string(p).is_ok_and(|t| t.contains("name: kubelet-resolvconf\n"))
+        })
+        .expect("the shipped kubelet-resolvconf playbook");
+    let text = std::fs::read_to_string(&file).expect("read");
+    std::fs::write(
+        site.join(file.file_name().expect("a name")),
+        format!("# edited since the plan\n{text}"),
+    )
+    .expect("write");
+    let site_arg = site.to_str().expect("utf-8");
+    refused(
+        &["apply", "-i", inv, plan_arg, "--playbooks", site_arg],
+        "the plan was made with playbook kubelet-resolvconf",
+    );
+    refused(
+        &["rollback", "-i", inv, "--yes", "20261130T100000Z-0badf00d"],
+        "",
+    );
+}
