@@ -57,6 +57,9 @@ pub fn run(config: &Config, args: &ApplyConfig) -> Result<u8, Error> {
             eprintln!("applying {} (sha256 {sha256})", file.display());
             ctx.report_warnings();
             warn_if_the_inventory_differs(&run, plan);
+            if part.hosts.is_empty() {
+                eprintln!("warning: {}", none_selected(&run, plan));
+            }
             apply_plan(&run, &part, false)
         }
         _ => {
@@ -482,6 +485,43 @@ fn selected_part(run: &Run, plan: &Plan) -> Result<Plan, Error> {
     plan.cluster_changes
         .retain(|c| c.hosts.iter().any(|h| selected.contains(&h.as_str())));
     Ok(plan)
+}
+
+/// Why the part of a saved `plan` this run applies has no host: `--limit` selected none of
+/// its hosts, or the inventory given has none of them (a plan for another inventory).
+fn none_selected(run: &Run, plan: &Plan) -> String {
+    const NAMED: usize = 10;
+    let mut names: Vec<&str> = plan.hosts.iter().map(|h| h.host.as_str()).collect();
+    let more = names.len().saturating_sub(NAMED);
+    names.truncate(NAMED);
+    let mut hosts = crate::text::escape(&names.join(", ")).into_owned();
+    if more > 0 {
+        hosts.push_str(&format!(" and {more} more"));
+    }
+    let inventory = match run.ctx.inventory.path() {
+        Some(path) => format!(
+            "the inventory {}",
+            crate::text::escape(&path.display().to_string())
+        ),
+        None => "the implicit localhost inventory (no -i)".to_owned(),
+    };
+    match &run.ctx.config.limit {
+        Some(limit) => format!(
+            "--limit `{}` selects none of the plan's hosts ({hosts}) in {inventory}: nothing \
+             is applied",
+            crate::text::escape(limit)
+        ),
+        None => format!(
+            "{inventory} has none of the plan's hosts ({hosts}): nothing is applied; give \
+             the inventory the plan was made from{}",
+            plan.inventory
+                .as_ref()
+                .map_or(String::new(), |made| format!(
+                    " ({})",
+                    crate::text::escape(&made.path)
+                ))
+        ),
+    }
 }
 
 /// Warns when the inventory changed since the saved `plan` was made.

@@ -267,7 +267,12 @@ fn summary(record: &RunRecord) -> String {
         format!("run {}", record.run_id)
     };
     let hosts = crate::text::count(record.hosts.len(), "host");
-    if parts.is_empty() {
+    if record.hosts.is_empty() {
+        // Not "nothing to do on 0 hosts": the selection (`--limit`, the inventory given)
+        // took none of the hosts of the plan, or of the run rolled back.
+        let of = if rollback { "the run" } else { "the plan" };
+        format!("{what}: no host of {of} was selected, nothing done")
+    } else if parts.is_empty() {
         format!("{what}: nothing to do on {hosts}")
     } else {
         format!("{what}: {} of {hosts}", parts.join(", "))
@@ -324,6 +329,20 @@ mod tests {
         assert_eq!(
             crate::apply::rollback::rollback_word(HostOutcome::Applied),
             "rolled back"
+        );
+        // A selection that took none of the plan's hosts is said as such, not as
+        // "nothing to do on 0 hosts".
+        assert_eq!(
+            summary(&record("apply", &[])),
+            "run r2: no host of the plan was selected, nothing done"
+        );
+        assert_eq!(
+            summary(&record("rollback", &[])),
+            "rollback r2 of run r1: no host of the run was selected, nothing done"
+        );
+        assert_eq!(
+            summary(&record("apply", &["nothing_planned"])),
+            "run r2: nothing to do on 1 host"
         );
     }
 

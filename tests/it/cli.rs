@@ -1104,6 +1104,54 @@ fn ctrl_c_during_check_names_the_hosts_still_pending() {
     assert!(out.stdout.is_empty());
 }
 
+/// `apply PLAN` whose selection takes none of the plan's hosts (`--limit` names a host of
+/// the inventory the plan has not): the report said "nothing to do on 0 hosts". It now
+/// says no host of the plan was selected, and stderr says which pattern chose none of
+/// which hosts.
+#[test]
+fn a_saved_plan_none_of_whose_hosts_is_selected_says_so() {
+    let dir = tempdir("apply-none-selected");
+    let two = dir.join("two.ini");
+    std::fs::write(&two, "[kube_node]\nme ansible_connection=local\n").expect("write");
+    let plan = dir.join("plan.json");
+    let out = Dnsfix::new(["plan", "--no-progress", "-o"])
+        .arg(&plan)
+        .arg("-i")
+        .arg(&two)
+        .output();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let three = dir.join("three.ini");
+    std::fs::write(
+        &three,
+        "[kube_node]\nme ansible_connection=local\nthem ansible_connection=local\n",
+    )
+    .expect("write");
+    let out = Dnsfix::new(["apply", "--no-progress"])
+        .arg(&plan)
+        .arg("-i")
+        .arg(&three)
+        .args(["--limit", "them"])
+        .env("DNSFIX_STATE_DIR", dir.join("state"))
+        .stdin(std::process::Stdio::null())
+        .output();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(": no host of the plan was selected, nothing done\n")
+            && !text.contains("0 hosts"),
+        "{text}"
+    );
+    assert!(
+        stderr(&out).contains(&format!(
+            "warning: --limit `them` selects none of the plan's hosts (me) in the inventory {}: \
+             nothing is applied\n",
+            three.display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// A refusal is the first thing `apply PLAN` and `rollback` print: `apply PLAN --limit`
 /// without `-i` printed the plan's sha256 line first, and a refused plan (made with a
 /// playbook that differs now) and a refused rollback (a run it has no record of) came after
