@@ -280,6 +280,20 @@ impl HostResult {
         }
     }
 
+    /// A host the plan does nothing on: `nothing_planned`, or `not_planned` with why, in
+    /// the plan's words ("unreachable: refused: ..."), so the run record says it too.
+    fn unplanned(plan: &HostPlan) -> HostResult {
+        let mut result = HostResult::new(plan, HostOutcome::NothingPlanned);
+        if plan.status == HostStatus::Error {
+            result.outcome = HostOutcome::NotPlanned;
+            result.error = Some(match &plan.error {
+                Some(e) => format!("{}: {}", e.kind, e.message),
+                None => "could not be planned".to_owned(),
+            });
+        }
+        result
+    }
+
     fn failed(mut self, error: impl Into<String>) -> HostResult {
         self.outcome = HostOutcome::Failed;
         self.error = Some(error.into());
@@ -344,11 +358,7 @@ pub async fn apply(
                 results.insert(host.host.clone(), result);
             }
             HostStatus::Error | HostStatus::Clean | HostStatus::Blocked => {
-                let outcome = match host.status {
-                    HostStatus::Error => HostOutcome::NotPlanned,
-                    _ => HostOutcome::NothingPlanned,
-                };
-                results.insert(host.host.clone(), HostResult::new(host, outcome));
+                results.insert(host.host.clone(), HostResult::unplanned(host));
             }
         }
     }
@@ -528,7 +538,7 @@ async fn apply_host(ctx: &Context, host: &Host, plan: &HostPlan) -> HostResult {
     };
     let mut session = match ctx.transport.connect(&target).await {
         Ok(s) => s,
-        Err(e) => return result.failed(format!("{}: {e}", e.kind())),
+        Err(e) => return result.failed(unreachable(&e)),
     };
     if let Err(error) = apply_on(ctx, &mut session, &target, host, plan, &mut result).await {
         result.outcome = HostOutcome::Failed;
@@ -536,6 +546,20 @@ async fn apply_host(ctx: &Context, host: &Host, plan: &HostPlan) -> HostResult {
     }
     session.close().await;
     result
+}
+
+/// A host apply or rollback could not reach, as a plan says one: "unreachable: refused:
+/// connection refused by ...".
+pub(crate) fn unreachable(e: &crate::transport::TransportError) -> String {
+    format!("unreachable: {}: {e}", e.kind())
+}
+
+/// Whether a node command's error is one that never reached the node.
+fn unreached(e: &crate::gather::HostError) -> Option<&crate::transport::TransportError> {
+    match e {
+        crate::gather::HostError::Transport(t) if t.unreached() => Some(t),
+        _ => None,
+    }
 }
 
 /// The word for an outcome, as reports print it.
@@ -777,9 +801,13 @@ async fn gather_before(
         extra,
         kubelet_version: true,
     };
-    let facts = gather_session_with(session, target, &reads)
-        .await
-        .map_err(|e| format!("gather before apply: {}: {e}", e.kind()))?;
+    let facts =
+        gather_session_with(session, target, &reads)
+            .await
+            .map_err(|e| match unreached(&e) {
+                Some(t) => unreachable(t),
+                None => format!("gather before apply: {}: {e}", e.kind()),
+            })?;
     if let Some(path) = beyond
         .iter()
         .find(|p| !facts.files.contains_key(p.as_str()))
@@ -1746,6 +1774,9 @@ pub(crate) async fn run_node_script(
     let output = run_as_root(session, target, &node_script.text).await;
     session.set_command_timeout(reads);
     let output = output.map_err(|e| {
+        if let Some(t) = unreached(&e) {
+            return unreachable(t);
+        }
         format!(
             "the connection or the {what} script died ({}: {e})",
             e.kind()

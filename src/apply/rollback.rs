@@ -166,7 +166,7 @@ pub async fn rollback(
                 }
                 Err(e) => {
                     mine.outcome = HostOutcome::Failed;
-                    mine.error = Some(format!("{}: {e}", e.kind()));
+                    mine.error = Some(super::unreachable(&e));
                 }
             }
             sink.event(Event::HostDone {

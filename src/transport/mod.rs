@@ -211,6 +211,22 @@ impl std::fmt::Display for Phase {
 }
 
 impl TransportError {
+    /// Whether the node was never reached: no connection, no login, no trusted host key,
+    /// so nothing ran there. Reports call such a host `unreachable` whichever step asked
+    /// first (the OpenSSH backend connects at its first command, russh at connect).
+    pub fn unreached(&self) -> bool {
+        match self {
+            TransportError::Refused { .. }
+            | TransportError::Resolve { .. }
+            | TransportError::Auth { .. }
+            | TransportError::HostKeyUnknown { .. }
+            | TransportError::HostKeyChanged { .. }
+            | TransportError::HostKeyRefused { .. } => true,
+            TransportError::Timeout { during, .. } => *during != Phase::Command,
+            _ => false,
+        }
+    }
+
     /// A short stable word for reports and JSON (`refused`, `timeout`, `auth`, ...).
     pub fn kind(&self) -> &'static str {
         match self {

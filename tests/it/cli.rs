@@ -1104,6 +1104,98 @@ fn ctrl_c_during_check_names_the_hosts_still_pending() {
     assert!(out.stdout.is_empty());
 }
 
+/// An inventory of one host, `gone`, on a loopback port nothing listens on.
+fn unreachable_inventory(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("hosts.ini");
+    std::fs::write(
+        &path,
+        format!(
+            "[kube_node]\ngone ansible_host=127.0.0.1 ansible_port={} ansible_user=root\n",
+            free_port()
+        ),
+    )
+    .expect("write");
+    path
+}
+
+/// The JSON of `dnsfix ARGS`, which must exit 3 (a host unreachable).
+fn json_exit_3(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let out = Dnsfix::new(args)
+        .args(["--no-progress", "--format", "json", "--ssh-persist", "0"])
+        .env("DNSFIX_STATE_DIR", dir.join("state"))
+        .env("XDG_RUNTIME_DIR", dir)
+        .stdin(std::process::Stdio::null())
+        .output();
+    assert_eq!(out.status.code(), Some(3), "{args:?}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Every command's JSON for a host that could not be reached, as README's table says it
+/// (each document keeps the word it has had from format_version 1): `failed` (facts,
+/// check), `unreachable` (verify), `error` of kind `unreachable` (plan), and in apply's and
+/// rollback's run record `not_planned`/`failed` with the error in the plan's words,
+/// `unreachable: refused: ...`. Apply's `not_planned` host had no error at all, so the
+/// record did not say why; a rollback's said `refused: ...`.
+#[test]
+fn every_json_document_names_an_unreachable_host_as_documented() {
+    let dir = tempdir("json-unreachable");
+    let inventory = unreachable_inventory(&dir);
+    let inv = inventory.to_str().expect("utf-8");
+    for command in ["facts", "check"] {
+        let doc = json_exit_3(&dir, &[command, "-i", inv]);
+        let host = &doc["hosts"][0];
+        assert_eq!(host["host"], "gone", "{command}: {doc:#}");
+        assert_eq!(host["status"], "failed", "{command}: {doc:#}");
+        assert_eq!(host["error"]["kind"], "refused", "{command}: {doc:#}");
+    }
+    let doc = json_exit_3(&dir, &["verify", "-i", inv]);
+    assert_eq!(doc["hosts"][0]["status"], "unreachable", "{doc:#}");
+    assert_eq!(doc["hosts"][0]["error"]["kind"], "refused", "{doc:#}");
+    let plan = dir.join("plan.json");
+    let doc = json_exit_3(
+        &dir,
+        &["plan", "-i", inv, "-o", plan.to_str().expect("utf-8")],
+    );
+    let host = &doc["hosts"][0];
+    assert_eq!(host["status"], "error", "{doc:#}");
+    assert_eq!(host["error"]["kind"], "unreachable", "{doc:#}");
+    let message = host["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("refused: "), "{doc:#}");
+
+    // The saved plan applied: nothing to do anywhere, the host not planned, and why.
+    let doc = json_exit_3(&dir, &["apply", "-i", inv, plan.to_str().expect("utf-8")]);
+    assert_eq!(doc["kind"], "dnsfix-run", "{doc:#}");
+    let host = &doc["hosts"][0];
+    assert_eq!(host["outcome"], "not_planned", "{doc:#}");
+    assert_eq!(
+        host["error"].as_str().unwrap_or_default(),
+        format!("unreachable: {message}"),
+        "{doc:#}"
+    );
+
+    // A run that changed a sysctl there, rolled back: the run cannot reach it.
+    let run = "20261130T100000Z-0badf00d";
+    let runs = dir.join("state/runs");
+    std::fs::create_dir_all(&runs).expect("state dir");
+    let record = serde_json::json!({
+        "kind": "dnsfix-run", "format_version": 1, "dnsfix_version": "0.1.0",
+        "run_id": run, "command": "apply", "started": "2026-11-30T10:00:00Z",
+        "finished": "2026-11-30T10:01:00Z", "inventory": inv, "plan_file": null,
+        "plan_created": "2026-11-30T09:59:00Z",
+        "hosts": [{"host": "gone", "outcome": "pending", "planned": [{
+            "type": "sysctl", "name": "net.ipv4.ip_forward", "before": "0", "after": "1",
+            "reasons": [{"playbook": "bridge-netfilter", "task": "t", "fixes": ["DNS-IP-FORWARD"]}]
+        }]}]
+    });
+    std::fs::write(runs.join(format!("{run}.json")), record.to_string()).expect("record");
+    let doc = json_exit_3(&dir, &["rollback", "--yes", "-i", inv, run]);
+    let host = &doc["hosts"][0];
+    assert_eq!(host["outcome"], "failed", "{doc:#}");
+    let error = host["error"].as_str().unwrap_or_default();
+    assert!(error.starts_with("unreachable: refused: "), "{doc:#}");
+}
+
 /// `apply PLAN` whose selection takes none of the plan's hosts (`--limit` names a host of
 /// the inventory the plan has not): the report said "nothing to do on 0 hosts". It now
 /// says no host of the plan was selected, and stderr says which pattern chose none of
