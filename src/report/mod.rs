@@ -115,8 +115,18 @@ impl PlainSink {
     }
 }
 
+/// A signal is ending dnsfix ([`crate::transport::children::ending`]): what fails from
+/// now on failed because dnsfix killed its ssh, not because a node is unreachable, and
+/// the signal's own message ("check stopped with 2 of 5 hosts pending") is the last word.
+fn cut_off() -> bool {
+    crate::transport::children::ending()
+}
+
 impl EventSink for PlainSink {
     fn event(&self, event: Event) {
+        if cut_off() {
+            return;
+        }
         let Ok(mut tally) = self.tally.lock() else {
             return;
         };
@@ -146,6 +156,9 @@ impl EventSink for PlainSink {
     }
 
     fn finish(&self) {
+        if cut_off() {
+            return;
+        }
         let Ok(tally) = self.tally.lock() else {
             return;
         };
@@ -198,6 +211,9 @@ impl ProgressSink {
 
 impl EventSink for ProgressSink {
     fn event(&self, event: Event) {
+        if cut_off() {
+            return;
+        }
         match event {
             Event::HostStarted { host } | Event::HostConnected { host } => {
                 self.bar.set_message(escape(&host).into_owned())

@@ -1480,6 +1480,110 @@ fn ctrl_c_lets_the_host_in_progress_finish_and_starts_no_other() {
     assert_eq!(held.outcome, HostOutcome::Pending, "{held:#?}");
 }
 
+/// What a Ctrl-C before the rollout must leave: `nodes`' kubelet config as it was
+/// (`before`), no restart or reload, no dnsfix state on the node (its lock, backups and
+/// manifests live in /var/lib/dnsfix, which only a run that writes makes), no run record
+/// or run lock on this machine, and no ssh process of the run (`xdg`).
+fn nothing_left_after_ctrl_c(lab: &Lab, before: &[(String, String)], xdg: &Path, out: &Output) {
+    for (node, sha) in before {
+        assert_eq!(
+            &node_sha(lab, node, KUBELET_CONFIG),
+            sha,
+            "{node}: {}",
+            describe(out)
+        );
+        assert_eq!(restarts(lab, node), Vec::<String>::new(), "{node}");
+        let state = lab.exec(node, "ls -A /var/lib/dnsfix 2>/dev/null; true");
+        assert_eq!(state.trim(), "", "{node}: dnsfix state left: {state}");
+    }
+    let runs: Vec<PathBuf> = std::fs::read_dir(lab.dir.join("state/runs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(runs, Vec::<PathBuf>::new(), "{}", describe(out));
+    let gone = crate::common::masters::wait_for(Duration::from_secs(5), || {
+        crate::common::masters::ssh_processes(xdg).is_empty()
+    });
+    assert!(
+        gone,
+        "left after Ctrl-C: {:?}",
+        crate::common::masters::ssh_processes(xdg)
+    );
+}
+
+/// `dnsfix apply` (planning first) in a process group of its own, as a shell starts a job,
+/// with its ssh control sockets in `xdg`; stdout and stderr piped.
+fn apply_job(lab: &Lab, xdg: &Path, stdin: Stdio, args: &[&str]) -> Child {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Dnsfix::new(["apply", "--connect-timeout", "60"])
+        .args(args)
+        .lab_apply(lab, &lab.inventory())
+        .env("XDG_RUNTIME_DIR", xdg)
+        .stdin(stdin)
+        .command();
+    cmd.process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dnsfix starts")
+}
+
+/// Ctrl-C (SIGINT to the job's process group, as the terminal sends it) while `apply`
+/// plans: one node has answered, the other's sshd never sends its banner (`--forks 1`, so
+/// it is the one in progress). dnsfix ends at once, exit 130 (docs/apply.md), names the host
+/// it stopped on and prints no plan; nothing was written or restarted on either node,
+/// nothing locked, no run recorded, no ssh left.
+#[test]
+fn ctrl_c_while_apply_plans_ends_it_with_nothing_changed() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let (answers, hangs) = (&lab.nodes[0], &lab.nodes[1]);
+    let before: Vec<(String, String)> = lab
+        .nodes
+        .iter()
+        .map(|n| (n.name.clone(), node_sha(&lab, &n.name, KUBELET_CONFIG)))
+        .collect();
+    lab.freeze(&hangs.name);
+    let xdg = crate::common::masters::private_dir(&lab, "xdg-planning");
+    let child = apply_job(&lab, &xdg, Stdio::null(), &["--forks", "1"]);
+    let group = child.id();
+    // The first node is done once the second one's ssh waits for its banner.
+    let port = format!("-p {}", hangs.port);
+    let waiting = crate::common::masters::wait_for(Duration::from_secs(30), || {
+        crate::common::masters::ssh_processes(&xdg)
+            .iter()
+            .any(|(_, c)| c.contains(&port))
+    });
+    assert!(
+        waiting,
+        "no ssh to {}: {:?}",
+        hangs.name,
+        crate::common::masters::ssh_processes(&xdg)
+    );
+    interrupt(group);
+    let out = child.wait_with_output().expect("wait for dnsfix");
+    assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.lines().last(),
+        Some(
+            format!(
+                "dnsfix: interrupted: apply stopped with 1 of 2 hosts pending (in progress: {}); \
+                 no report was printed",
+                hangs.name
+            )
+            .as_str()
+        ),
+        "{}",
+        describe(&out)
+    );
+    assert!(!stderr.contains(&answers.name), "{}", describe(&out));
+    assert!(out.stdout.is_empty(), "{}", describe(&out));
+    nothing_left_after_ctrl_c(&lab, &before, &xdg, &out);
+}
+
 #[test]
 fn a_failing_health_gate_stops_the_next_batches() {
     let lab = Lab::start(&["stub-symlink", "stub-symlink", "stub-symlink"])
