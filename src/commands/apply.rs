@@ -146,9 +146,9 @@ fn apply_fresh(run: &Run, args: &ApplyConfig) -> Result<u8, Error> {
             "not applying without confirmation: there is no terminal to ask on; review the \
              plan and pass --yes, or apply a saved plan (`dnsfix plan -o plan.json`, then \
              `dnsfix apply plan.json`)",
+            "nothing applied",
         )?
     {
-        eprintln!("nothing applied");
         return Ok(exit::BAD_INPUT);
     }
     let plan = selected_part(run, &plan)?;

@@ -42,12 +42,6 @@ pub fn on_exit(say: Say) {
     *SAY.lock().unwrap_or_else(PoisonError::into_inner) = Some(say);
 }
 
-/// From now on, a signal that ends dnsfix with no gentle stop armed says nothing first:
-/// what [`on_exit`] was given no longer holds (every host has answered and a plan is shown).
-pub fn say_nothing() {
-    *SAY.lock().unwrap_or_else(PoisonError::into_inner) = None;
-}
-
 /// From now on, the first Ctrl-C calls `first` instead of ending dnsfix; dnsfix says
 /// `at_once` when it ends on a signal after all.
 pub fn gentle(first: Box<dyn FnOnce() + Send>, at_once: &'static str) {
@@ -117,8 +111,11 @@ async fn listen(mut signals: Signals) {
         } else if let Some(say) = SAY.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
             // As `first` above: a panic in it must not keep dnsfix from ending.
             if let Ok(text) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| say(code))) {
-                // On a terminal, the progress bar's line is cleared first.
-                let clear = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                // On a terminal, the progress bar's line is cleared first; not a line the
+                // text leaves standing (it starts with a newline: the y/N question's).
+                let clear = if !text.starts_with('\n')
+                    && std::io::IsTerminal::is_terminal(&std::io::stderr())
+                {
                     "\r\x1b[2K"
                 } else {
                     ""

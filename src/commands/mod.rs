@@ -110,10 +110,12 @@ fn stop_on_interrupt(
 }
 
 /// Asks "y/N" on the terminal. Without a terminal nothing is asked and the answer is no,
-/// with `without` saying what to do instead.
-fn confirm(question: &str, without: &str) -> Result<bool, Error> {
-    // A Ctrl-C at the question ends dnsfix as ever, naming no host: all have answered.
-    interrupt::say_nothing();
+/// with `without` saying what to do instead. Any answer but yes says `declined` ("nothing
+/// applied"), and so does a Ctrl-C at the question, which ends dnsfix as ever (exit 130).
+fn confirm(question: &str, without: &str, declined: &'static str) -> Result<bool, Error> {
+    // A Ctrl-C at the question names no host (all have answered): it says what the answer
+    // no says, on a line of its own after the question's.
+    interrupt::on_exit(Box::new(move |_| format!("\n{declined}")));
     if !std::io::stdin().is_terminal() {
         return Err(Error::Usage(without.into()));
     }
@@ -121,5 +123,9 @@ fn confirm(question: &str, without: &str) -> Result<bool, Error> {
     std::io::stderr().flush()?;
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
-    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
+    let yes = matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes");
+    if !yes {
+        eprintln!("{declined}");
+    }
+    Ok(yes)
 }

@@ -114,9 +114,9 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
             &question,
             "not rolling back without confirmation: there is no terminal to ask on; pass \
              --yes to roll the run back",
+            "nothing rolled back",
         )?
     {
-        eprintln!("nothing rolled back");
         return Ok(exit::BAD_INPUT);
     }
     let hosts: HashMap<String, Host> = ctx

@@ -1584,6 +1584,74 @@ fn ctrl_c_while_apply_plans_ends_it_with_nothing_changed() {
     nothing_left_after_ctrl_c(&lab, &before, &xdg, &out);
 }
 
+/// Ctrl-C at apply's y/N question (stdin a terminal: a pseudo-terminal here), once the plan
+/// is shown: dnsfix ends at once, exit 130, names no host (every host has answered), and
+/// says nothing was applied, as the answer no does; nothing was written, restarted or
+/// locked on the node, no run recorded, no ssh left.
+#[test]
+fn ctrl_c_at_the_apply_question_applies_nothing() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let before = vec![(node.clone(), node_sha(&lab, &node, KUBELET_CONFIG))];
+    let xdg = crate::common::masters::private_dir(&lab, "xdg-question");
+    let terminal = nix::pty::openpty(None, None).expect("a pseudo-terminal");
+    let mut child = apply_job(&lab, &xdg, Stdio::from(terminal.slave), &[]);
+    let group = child.id();
+    // stderr, read as it comes, until the question is asked.
+    let mut stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        loop {
+            match std::io::Read::read(&mut stderr, &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    let asked = Instant::now();
+    while !String::from_utf8_lossy(&seen).ends_with("[y/N] ") {
+        assert!(
+            asked.elapsed() < Duration::from_secs(60),
+            "never asked: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        if let Ok(chunk) = rx.recv_timeout(Duration::from_millis(100)) {
+            seen.extend(chunk);
+        }
+    }
+    interrupt(group);
+    let out = child.wait_with_output().expect("wait for dnsfix");
+    reader.join().expect("the stderr reader");
+    seen.extend(rx.try_iter().flatten());
+    drop(terminal.master);
+    let stderr = String::from_utf8_lossy(&seen);
+    let out = Output {
+        stderr: seen.clone(),
+        ..out
+    };
+    assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+    assert!(
+        stderr.ends_with("Apply these changes to 1 host(s)? [y/N] \nnothing applied\n"),
+        "{}",
+        describe(&out)
+    );
+    assert!(!stderr.contains("interrupted"), "{}", describe(&out));
+    // The plan was shown, and no report of a run follows it.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(KUBELET_CONFIG) && !stdout.contains("run recorded"),
+        "{}",
+        describe(&out)
+    );
+    nothing_left_after_ctrl_c(&lab, &before, &xdg, &out);
+}
+
 #[test]
 fn a_failing_health_gate_stops_the_next_batches() {
     let lab = Lab::start(&["stub-symlink", "stub-symlink", "stub-symlink"])
