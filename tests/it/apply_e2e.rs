@@ -1480,6 +1480,34 @@ fn ctrl_c_lets_the_host_in_progress_finish_and_starts_no_other() {
     assert_eq!(held.outcome, HostOutcome::Pending, "{held:#?}");
 }
 
+/// A saved plan applied to a node that stopped taking connections since (its sshd and
+/// forwarder gone): the host fails, exit 3, and the run record says it as the plan says a
+/// host it could not reach, `unreachable: refused: ...` (README's table). With the OpenSSH
+/// backend, which connects at the first command, it said "gather before apply: refused:
+/// ...". The node is not changed.
+#[test]
+fn a_node_apply_cannot_reach_is_unreachable_in_the_run_record() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, _) = save_plan(&lab, &lab.inventory());
+    let before = node_sha(&lab, &node, KUBELET_CONFIG);
+    lab.stop(&node);
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Failed, "{result:#?}");
+    let error = result.error.as_deref().unwrap_or_default();
+    assert!(error.starts_with("unreachable: refused: "), "{result:#?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains(&format!("{node}: failed: unreachable: refused: ")),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), before);
+}
+
 /// What a Ctrl-C before the rollout must leave: `nodes`' kubelet config as it was
 /// (`before`), no restart or reload, no dnsfix state on the node (its lock, backups and
 /// manifests live in /var/lib/dnsfix, which only a run that writes makes), no run record
