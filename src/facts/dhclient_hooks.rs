@@ -40,6 +40,10 @@ pub enum Kind {
     Empty,
     /// It names the function otherwise (a call, `unset -f`, bash's `function NAME`).
     Mention,
+    /// It defines it to hand the lease's servers to systemd-resolved (a body that runs
+    /// `resolvectl` or `systemd-resolve`, or writes under /run/systemd/resolved.conf.d, as
+    /// Ubuntu's systemd 245 hook does).
+    Resolved,
 }
 
 /// One place a hook defines or names `make_resolv_conf`.
@@ -50,6 +54,10 @@ pub struct Definition {
     /// Inside a compound command (`if`, `case`, a loop, another function, `{ }`, `( )`):
     /// whether it runs at all depends on more than the file.
     pub nested: bool,
+    /// Inside an `if` whose condition names systemd-resolved (`if systemctl is-enabled
+    /// systemd-resolved`, as the stock hooks of Ubuntu and Debian have it): it runs where
+    /// that service is enabled.
+    pub resolved_guard: bool,
     pub kind: Kind,
 }
 
@@ -60,7 +68,13 @@ pub struct Hook {
     pub definitions: Vec<Definition>,
     /// The file ends inside a compound command, a quote or a `$( )`: sh refuses it.
     pub unbalanced: bool,
+    /// It nests compound commands deeper than [`MAX_DEPTH`]: not read further (no hook
+    /// does; a file that does is not one to guess about).
+    pub too_deep: bool,
 }
+
+/// How deep compound commands may nest in a hook dnsfix reads.
+pub const MAX_DEPTH: usize = 64;
 
 /// A name `run-parts --list` prints (run-parts.c `classicalre`, `^[a-zA-Z0-9_-]+$`): a name
 /// with a dot (`nodnsupdate.sh`) or any other character is passed over, so never sourced.
@@ -199,8 +213,10 @@ fn word(chars: &[char], mut i: usize) -> (String, bool, usize, usize, bool) {
 /// A compound command still open where a token stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Frame {
-    /// `if` … `fi`, a loop's `while`/`until`/`for` … `done`, `{` … `}`, `(` … `)`.
+    /// A loop's `while`/`until`/`for` … `done`, `{` … `}`, `(` … `)`.
     Closes(&'static str),
+    /// `if` … `fi`: whether its condition names systemd-resolved.
+    If(bool),
     /// `case` … `esac`: at a pattern (`true`) or in an item's commands.
     Case(bool),
     /// The body of the definition `definitions[.0]`, opened at token `.1`.
@@ -216,6 +232,13 @@ pub fn hook(text: &str) -> Hook {
     let mut start = true;
     let mut i = 0;
     while i < toks.len() {
+        if stack.len() > MAX_DEPTH {
+            return Hook {
+                definitions,
+                unbalanced: false,
+                too_deep: true,
+            };
+        }
         let at_pattern = matches!(stack.last(), Some(Frame::Case(true)));
         match &toks[i] {
             Tok::Op(op, _) if at_pattern => {
@@ -248,10 +271,10 @@ pub fn hook(text: &str) -> Hook {
                 let line = *line;
                 if start && !quoted {
                     if let Some(next) = definition(&toks, i) {
-                        let nested = !stack.is_empty();
                         definitions.push(Definition {
                             line,
-                            nested,
+                            nested: !stack.is_empty(),
+                            resolved_guard: resolved_guard(&stack),
                             kind: Kind::Other,
                         });
                         match &toks[next] {
@@ -273,6 +296,7 @@ pub fn hook(text: &str) -> Hook {
                     definitions.push(Definition {
                         line,
                         nested: !stack.is_empty(),
+                        resolved_guard: resolved_guard(&stack),
                         kind: Kind::Mention,
                     });
                 }
@@ -283,7 +307,74 @@ pub fn hook(text: &str) -> Hook {
     Hook {
         definitions,
         unbalanced: cut || !stack.is_empty(),
+        too_deep: false,
     }
+}
+
+/// Inside an `if` whose condition names systemd-resolved.
+fn resolved_guard(stack: &[Frame]) -> bool {
+    stack.iter().any(|f| matches!(f, Frame::If(true)))
+}
+
+/// Whether a word names systemd-resolved's client programs or its runtime drop-in
+/// directory: what hands it a lease's servers.
+fn to_resolved(w: &str) -> bool {
+    let program = w.rsplit('/').next().unwrap_or(w);
+    program == "resolvectl" || program == "systemd-resolve" || w.contains(RESOLVED_DROP_INS)
+}
+
+/// The runtime drop-in directory Ubuntu's systemd 245 hook writes a lease's servers to.
+const RESOLVED_DROP_INS: &str = "/run/systemd/resolved.conf.d";
+
+/// The first line of `text`, an exit hook dhclient-script sources after it has called
+/// `make_resolv_conf`, that hands the lease's servers to systemd-resolved (runs
+/// `resolvectl` or `systemd-resolve` as a command, or names /run/systemd/resolved.conf.d),
+/// outside comments; and whether that line sits in an `if` whose condition names
+/// systemd-resolved. `None` where no line does.
+pub fn hands_to_resolved(text: &str) -> Option<(usize, bool)> {
+    let (toks, _) = tokens(text);
+    let mut guards: Vec<bool> = Vec::new();
+    let mut start = true;
+    for (i, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Op(..) => start = true,
+            Tok::Word(w, quoted, line) => {
+                if start && !quoted {
+                    match w.as_str() {
+                        "if" => guards.push(if_names_resolved(&toks, i)),
+                        "fi" => {
+                            guards.pop();
+                        }
+                        _ => {}
+                    }
+                }
+                let command = start && !quoted;
+                start = command
+                    && matches!(
+                        w.as_str(),
+                        "if" | "elif" | "while" | "until" | "then" | "else" | "do" | "!"
+                    );
+                if (command && to_resolved(w)) || w.contains(RESOLVED_DROP_INS) {
+                    return Some((*line, guards.iter().any(|g| *g)));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Whether the condition of the `if` at `toks[i]` (its words up to `then`) names
+/// systemd-resolved or its client programs.
+fn if_names_resolved(toks: &[Tok], i: usize) -> bool {
+    toks[i + 1..]
+        .iter()
+        .map_while(|t| match t {
+            Tok::Word(w, false, _) if w == "then" => None,
+            t => Some(t),
+        })
+        .any(
+            |t| matches!(t, Tok::Word(w, _, _) if w.contains("systemd-resolved") || to_resolved(w)),
+        )
 }
 
 /// Inside a definition's body: a name there is the body's business (a call of another
@@ -317,7 +408,7 @@ fn keyword(
     definitions: &mut [Definition],
 ) -> bool {
     match w {
-        "if" => stack.push(Frame::Closes("fi")),
+        "if" => stack.push(Frame::If(if_names_resolved(toks, i))),
         "while" | "until" | "for" => stack.push(Frame::Closes("done")),
         "{" => stack.push(Frame::Closes("}")),
         "case" => {
@@ -358,6 +449,9 @@ fn close(
         Some(Frame::Closes(e)) if *e == end => {
             stack.pop();
         }
+        Some(Frame::If(_)) if end == "fi" => {
+            stack.pop();
+        }
         Some(Frame::Body(d, from)) if end == "}" => {
             let (d, from) = (*d, *from);
             stack.pop();
@@ -389,12 +483,17 @@ fn body(toks: &[Tok]) -> Kind {
     let resolvconf = toks.iter().any(
         |t| matches!(t, Tok::Word(w, _, _) if w == "resolvconf" || w.ends_with("/resolvconf")),
     );
+    let resolved = toks
+        .iter()
+        .any(|t| matches!(t, Tok::Word(w, _, _) if to_resolved(w)));
     if commands.is_empty() {
         Kind::Empty
     } else if commands.iter().all(|c| nothing(c)) {
         Kind::Nothing
     } else if resolvconf {
         Kind::Resolvconf
+    } else if resolved {
+        Kind::Resolved
     } else {
         Kind::Other
     }
@@ -454,7 +553,12 @@ mod tests {
     use super::*;
 
     fn def(line: usize, nested: bool, kind: Kind) -> Definition {
-        Definition { line, nested, kind }
+        Definition {
+            line,
+            nested,
+            resolved_guard: false,
+            kind,
+        }
     }
 
     /// The hook Debian and Ubuntu users write, as published (kradalby/kradalby.no
@@ -531,6 +635,92 @@ mod tests {
                 def(24, true, Kind::Resolvconf),
                 def(46, true, Kind::Resolvconf),
             ]
+        );
+    }
+
+    /// Ubuntu 20.04's stock hook (tests/fixtures/dhclient-hooks/README.md names its source):
+    /// both definitions under `if systemctl is-enabled systemd-resolved`, the first doing
+    /// nothing, the second (in a `case` by reason) writing the lease's servers to
+    /// /run/systemd/resolved.conf.d; the comment that names the function names nothing.
+    #[test]
+    fn ubuntu_s_resolved_hook_hands_the_servers_to_systemd_resolved_where_it_is_enabled() {
+        let text = include_str!("../../tests/fixtures/dhclient-hooks/ubuntu-20.04-resolved");
+        let parsed = hook(text);
+        assert!(!parsed.unbalanced && !parsed.too_deep);
+        let guarded = |line, kind| Definition {
+            line,
+            nested: true,
+            resolved_guard: true,
+            kind,
+        };
+        assert_eq!(
+            parsed.definitions,
+            [guarded(19, Kind::Nothing), guarded(24, Kind::Resolved)]
+        );
+        // A guard on something else is no resolved guard.
+        let other = hook("if [ -x /sbin/resolvconf ]; then\n  make_resolv_conf() { :; }\nfi\n");
+        assert_eq!(other.definitions, [def(2, true, Kind::Nothing)]);
+        // After the `fi`, the guard is over.
+        let after = hook(
+            "if systemctl is-enabled systemd-resolved; then :; fi\nmake_resolv_conf() { :; }\n",
+        );
+        assert_eq!(after.definitions, [def(2, false, Kind::Nothing)]);
+    }
+
+    /// An exit hook that hands the lease's servers to systemd-resolved, as the ones later
+    /// isc-dhcp-client packages ship do with `resolvectl` (these texts are written for the
+    /// test, not copied): the line, and whether a systemd-resolved condition guards it.
+    /// Comments, quoted text and other programs hand nothing.
+    #[test]
+    fn an_exit_hook_that_runs_resolvectl_is_found_with_its_guard() {
+        let guarded = "# hand the servers on\nif [ -x /usr/bin/resolvectl ] && systemctl is-enabled systemd-resolved >/dev/null 2>&1; then\n  resolvectl dns \"$interface\" $new_domain_name_servers\nfi\n";
+        assert_eq!(hands_to_resolved(guarded), Some((3, true)));
+        assert_eq!(
+            hands_to_resolved("/usr/bin/resolvectl domain \"$interface\" $new_domain_search\n"),
+            Some((1, false))
+        );
+        assert_eq!(
+            hands_to_resolved(
+                "cat > \"/run/systemd/resolved.conf.d/dhcp-$interface.conf\" <<EOF\n"
+            ),
+            Some((1, false))
+        );
+        for text in [
+            "# resolvectl dns eth0 192.0.2.53\n",
+            "echo 'resolvectl is not used here'\n",
+            "if systemctl is-enabled systemd-resolved; then\n  logger lease\nfi\n",
+            "",
+        ] {
+            assert_eq!(hands_to_resolved(text), None, "{text}");
+        }
+    }
+
+    /// Compound commands nested deeper than any hook nests them are not read further, and
+    /// a deep file costs time in proportion to its size, not its square (a 1 MiB file of
+    /// nested definitions once took seconds per 128 KiB).
+    #[test]
+    fn a_hook_nested_beyond_reason_is_told_apart_and_read_in_linear_time() {
+        let deep = "make_resolv_conf() {\n".repeat(50_000);
+        let started = std::time::Instant::now();
+        let parsed = hook(&deep);
+        assert!(parsed.too_deep, "{:?}", parsed.definitions.len());
+        assert_eq!(parsed.definitions.len(), MAX_DEPTH + 1);
+        let deep = "if true; then\n".repeat(100_000);
+        assert!(hook(&deep).too_deep);
+        let nested = format!(
+            "{}make_resolv_conf() {{ :; }}\n{}",
+            "{\n".repeat(MAX_DEPTH - 1),
+            "}\n".repeat(MAX_DEPTH - 1)
+        );
+        let parsed = hook(&nested);
+        assert!(!parsed.too_deep && !parsed.unbalanced);
+        assert_eq!(parsed.definitions, [def(MAX_DEPTH, true, Kind::Nothing)]);
+        let wide = "make_resolv_conf() { :; }\n".repeat(40_000);
+        assert_eq!(hook(&wide).definitions.len(), 40_000);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
         );
     }
 
