@@ -1184,7 +1184,10 @@ pub const RULES: &[RuleInfo] = &[
             letters, digits, _ and - in /etc/dhcp/dhclient-enter-hooks.d; Red Hat: an executable\n\
             /etc/dhcp/dhclient-enter-hooks), or Red Hat's PEERDNS=no holds for the interface\n\
             (its ifcfg file, else /etc/sysconfig/network); a hook that redefines it otherwise\n\
-            leaves the finding unknown.",
+            leaves the finding unknown. Ubuntu's stock hooks hand the lease's servers to\n\
+            systemd-resolved where it is enabled (20.04: an enter hook that writes them to\n\
+            /run/systemd/resolved.conf.d; later: an exit hook that runs resolvectl, whatever\n\
+            make_resolv_conf does): there the servers reach the resolver, and the line is high.",
         fix: "\
             Change the owner's configuration, never only /etc/resolv.conf:\n\
             - NetworkManager: nmcli connection modify CONN ipv4.dns ... ipv4.ignore-auto-dns yes,\n  \

@@ -428,7 +428,8 @@ UDHCPC=
 [ -n "$K3SPID" ] && { hdr pid k3s; put "$K3SPID"; }
 [ -n "$DHCPCD" ] && f /etc/dhcpcd.conf
 # dhclient-script's enter hooks, where a dhclient runs: a make_resolv_conf that does
-# nothing keeps it from writing /etc/resolv.conf (dhclient-script(8) HOOKS). Debian's
+# nothing keeps it from writing /etc/resolv.conf (dhclient-script(8) HOOKS), and Debian's
+# exit hooks, where Ubuntu's hand the lease's servers to systemd-resolved. Debian's
 # script sources /etc/dhcp/dhclient-enter-hooks and each name `run-parts --list` prints of
 # /etc/dhcp/dhclient-enter-hooks.d (letters, digits, _ and - alone: the others are only
 # noted as there, unread); ISC's own /etc/dhclient-enter-hooks and its .d; Red Hat's
@@ -439,7 +440,8 @@ if [ -n "$DHCL" ]; then
   f /etc/dhcp/dhclient-enter-hooks
   [ -f /etc/dhcp/dhclient-enter-hooks ] && [ -x /etc/dhcp/dhclient-enter-hooks ] && { hdr cmd dhclient-enter-hooks-x; put "1$NL"; }
   f /etc/dhclient-enter-hooks
-  for d in /etc/dhcp/dhclient-enter-hooks.d /etc/dhclient-enter-hooks.d; do
+  f /etc/dhcp/dhclient-exit-hooks
+  for d in /etc/dhcp/dhclient-enter-hooks.d /etc/dhclient-enter-hooks.d /etc/dhcp/dhclient-exit-hooks.d; do
     [ -d "$d" ] || continue
     hdr dir "$d"
     for x in "$d"/*; do

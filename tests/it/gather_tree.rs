@@ -786,9 +786,10 @@ fn a_dhclient_s_command_line_and_its_cf_file_are_read() {
     assert!(raw.get("/etc/dhcp/lease.conf").is_none(), "{:?}", raw.order);
 }
 
-/// dhclient-script's enter hooks (and Red Hat's PEERDNS files) are read only where a root
-/// dhclient runs, with no process more: Debian's /etc/dhcp/dhclient-enter-hooks and each
-/// name of /etc/dhcp/dhclient-enter-hooks.d that `run-parts --list` prints (debianutils
+/// dhclient-script's enter and exit hooks (and Red Hat's PEERDNS files) are read only where
+/// a root dhclient runs, with no process more: Debian's /etc/dhcp/dhclient-enter-hooks,
+/// /etc/dhcp/dhclient-exit-hooks and each
+/// name of their .d directories that `run-parts --list` prints (debianutils
 /// run-parts.c `^[a-zA-Z0-9_-]+$`), read; another name only noted as there (run-parts passes
 /// over it: dhclient-script never sources it); ISC's own /etc/dhclient-enter-hooks; whether
 /// /etc/dhcp/dhclient-enter-hooks is executable (Red Hat's script sources it only then);
@@ -813,6 +814,11 @@ fn dhclient_s_enter_hooks_are_read_only_where_a_dhclient_runs() {
             "make_resolv_conf() { :; }\n",
         ),
         ("etc/dhclient-enter-hooks", "make_resolv_conf() { :; }\n"),
+        ("etc/dhcp/dhclient-exit-hooks", "logger lease\n"),
+        (
+            "etc/dhcp/dhclient-exit-hooks.d/resolved",
+            "resolvectl dns \"$interface\" $new_domain_name_servers\n",
+        ),
         ("etc/sysconfig/network", "PEERDNS=no\n"),
         (
             "etc/sysconfig/network-scripts/ifcfg-ens5",
@@ -859,6 +865,8 @@ fn dhclient_s_enter_hooks_are_read_only_where_a_dhclient_runs() {
         "/etc/dhcp/dhclient-enter-hooks",
         "/etc/dhcp/dhclient-enter-hooks.d/nodnsupdate",
         "/etc/dhclient-enter-hooks",
+        "/etc/dhcp/dhclient-exit-hooks",
+        "/etc/dhcp/dhclient-exit-hooks.d/resolved",
         "/etc/sysconfig/network",
         "/etc/sysconfig/network-scripts/ifcfg-ens5",
     ] {

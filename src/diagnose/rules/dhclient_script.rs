@@ -20,10 +20,27 @@
 //!   /etc/dhclient-enter-hooks and /etc/dhclient-enter-hooks.d the Debian way; the
 //!   distribution may ship another script, so a hook that stops the write there leaves it
 //!   unknown, never said not to happen.
+//!
+//! systemd-resolved: Ubuntu's hooks hand the lease's servers to it where it is enabled
+//! (`if systemctl is-enabled systemd-resolved`), so they still reach the resolver.
+//! Ubuntu 20.04's systemd 245 ships /etc/dhcp/dhclient-enter-hooks.d/resolved (pop-os/systemd
+//! master_focal @ce313f24 debian/extra/dhclient-enter-resolved-hook, installed by
+//! debian/rules): a do-nothing `make_resolv_conf`, then one that writes the servers to
+//! /run/systemd/resolved.conf.d and restarts systemd-resolved. Later isc-dhcp-client
+//! packages split that in two, an enter hook that only blanks `make_resolv_conf` and an
+//! exit hook in /etc/dhcp/dhclient-exit-hooks.d that runs `resolvectl`: Debian's script
+//! sources /etc/dhcp/dhclient-exit-hooks and then what run-parts lists of its .d directory
+//! as it exits (`exit_with_hooks`, pexip/os-isc-dhcp @29a44578), after `make_resolv_conf`,
+//! so an exit hook that hands the servers to systemd-resolved does so whatever the enter
+//! hooks did. Whether a guard holds is systemctl(1)'s `is-enabled` exit status for the state
+//! the gather read ([`resolved_enabled`]).
 
 use super::dhclient_run::DhclientRun;
 use crate::facts::NodeFacts;
-use crate::facts::dhclient_hooks::{Kind, hook, peerdns, run_parts_name};
+use crate::facts::dhclient_hooks::{
+    Kind, MAX_DEPTH, hands_to_resolved, hook, peerdns, run_parts_name,
+};
+use crate::facts::node_facts::UnitState;
 use crate::facts::raw::{FileState, RawFacts};
 
 /// The gather's record of a /etc/dhcp/dhclient-enter-hooks that is executable (`[ -x ]`).
@@ -83,19 +100,66 @@ pub(crate) enum Writes {
 enum State {
     Script,
     Resolvconf,
+    /// A hook hands the servers to systemd-resolved: why.
+    Resolved(String),
     Nothing(String),
     Unknown(String),
+}
+
+/// Whether `systemctl is-enabled systemd-resolved`, which the stock hooks ask, succeeds:
+/// systemctl(1)'s table of `is-enabled` states and exit statuses (pop-os/systemd
+/// master_noble @814fa98f man/systemctl.xml): 0 for enabled, enabled-runtime, alias,
+/// static, indirect, generated and transient. `None` where the state was not read or is a
+/// word that table does not have. The gather asks only where systemd-resolved has run this
+/// boot (/run/systemd/resolve is there, or /etc/resolv.conf links to nothing); where it
+/// did not ask, systemd-resolved has not run and is not active, so it is taken as not
+/// enabled.
+pub(crate) fn resolved_enabled(facts: &NodeFacts) -> Option<bool> {
+    let Some(state) = facts.services.systemd_resolved_enabled.as_deref() else {
+        let ran = facts.services.systemd_resolved != UnitState::Inactive
+            || [
+                "/run/systemd/resolve/resolv.conf",
+                "/run/systemd/resolve/stub-resolv.conf",
+            ]
+            .iter()
+            .any(|p| {
+                facts
+                    .raw
+                    .get(p)
+                    .is_some_and(|f| f.state != FileState::Missing)
+            });
+        return if ran { None } else { Some(false) };
+    };
+    match state {
+        "enabled" | "enabled-runtime" | "alias" | "static" | "indirect" | "generated"
+        | "transient" => Some(true),
+        "linked" | "linked-runtime" | "masked" | "masked-runtime" | "disabled" | "bad"
+        | "not-found" => Some(false),
+        _ => None,
+    }
 }
 
 /// Whether the dhclient-script the dhclients `runs` (none of them NetworkManager's) run
 /// writes /etc/resolv.conf at a lease.
 pub(crate) fn writes(facts: &NodeFacts, runs: &[&DhclientRun]) -> Writes {
     let raw = &facts.raw;
+    if let Some(why) = runs.iter().find_map(|r| other_script(r)) {
+        return Writes::Unknown(vec![why]);
+    }
     let script = Script::of(raw);
-    let (hooks, mut notes) = sourced(raw, script);
+    let enabled = resolved_enabled(facts);
+    let (hooks, mut notes) = sourced(raw, script, Hooks::Enter);
     let mut state = State::Script;
     for path in hooks {
-        state = after(raw, &path).unwrap_or(state);
+        state = after(raw, &path, enabled, state);
+    }
+    if let State::Nothing(why) | State::Unknown(why) = &state
+        && let Some(exit) = exit_to_resolved(raw, script, enabled)
+    {
+        return match exit {
+            Ok(note) => Writes::Yes(vec![note]),
+            Err(note) => Writes::Unknown(vec![why.clone(), note]),
+        };
     }
     match state {
         State::Script if script == Script::RedHat => {
@@ -108,6 +172,10 @@ pub(crate) fn writes(facts: &NodeFacts, runs: &[&DhclientRun]) -> Writes {
             }
         }
         State::Script | State::Resolvconf => Writes::Yes(notes),
+        State::Resolved(why) => {
+            notes.push(why);
+            Writes::Yes(notes)
+        }
         State::Nothing(why) if script == Script::Other => Writes::Unknown(vec![
             why,
             "which dhclient-script runs here is not known (/etc/os-release names neither a Debian nor a Red Hat family): ISC's own client/scripts/linux sources that hook, the distribution's may not".to_owned(),
@@ -117,15 +185,45 @@ pub(crate) fn writes(facts: &NodeFacts, runs: &[&DhclientRun]) -> Writes {
     }
 }
 
-/// The hooks `script` sources, in its order, and notes on those it passes over.
-fn sourced(raw: &RawFacts, script: Script) -> (Vec<String>, Vec<String>) {
-    let (file, dir) = match script {
-        Script::Debian => (
+/// Why what `run` writes is not the distribution's dhclient-script's to say: its `-sf`
+/// names another script, whose hooks and `make_resolv_conf` (if any) dnsfix does not know.
+fn other_script(run: &DhclientRun) -> Option<String> {
+    let script = run.command.as_ref().ok()?.script.as_deref()?;
+    if script.rsplit('/').next() == Some("dhclient-script") {
+        return None;
+    }
+    Some(format!(
+        "dhclient (pid {}) runs {} (-sf), not dhclient-script: what it writes is not known",
+        run.pid,
+        crate::text::escape(script)
+    ))
+}
+
+/// Which hooks: those sourced before `make_resolv_conf`, or as the script exits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hooks {
+    Enter,
+    Exit,
+}
+
+/// The hooks of `which` kind `script` sources, in its order, and notes on those it passes
+/// over. Exit hooks are read for Debian's script alone (the one whose distributions ship
+/// them for systemd-resolved).
+fn sourced(raw: &RawFacts, script: Script, which: Hooks) -> (Vec<String>, Vec<String>) {
+    let (file, dir) = match (script, which) {
+        (Script::Debian, Hooks::Enter) => (
             "/etc/dhcp/dhclient-enter-hooks",
             "/etc/dhcp/dhclient-enter-hooks.d",
         ),
-        Script::Other => ("/etc/dhclient-enter-hooks", "/etc/dhclient-enter-hooks.d"),
-        Script::RedHat => {
+        (Script::Debian, Hooks::Exit) => (
+            "/etc/dhcp/dhclient-exit-hooks",
+            "/etc/dhcp/dhclient-exit-hooks.d",
+        ),
+        (Script::Other, Hooks::Enter) => {
+            ("/etc/dhclient-enter-hooks", "/etc/dhclient-enter-hooks.d")
+        }
+        (_, Hooks::Exit) => return (Vec::new(), Vec::new()),
+        (Script::RedHat, Hooks::Enter) => {
             let file = "/etc/dhcp/dhclient-enter-hooks";
             let there = raw.get(file).is_some_and(|f| f.state == FileState::Present);
             return match (there, raw.commands.contains_key(ENTER_HOOK_EXEC)) {
@@ -161,41 +259,64 @@ fn sourced(raw: &RawFacts, script: Script) -> (Vec<String>, Vec<String>) {
     (hooks, notes)
 }
 
-/// Where the hook at `path` leaves `make_resolv_conf`; `None` where it is not there.
-fn after(raw: &RawFacts, path: &str) -> Option<State> {
-    let f = raw.get(path)?;
+/// Where the hook at `path` leaves `make_resolv_conf`, which the hooks before it left as
+/// `state`; `enabled`: whether systemd-resolved is enabled ([`resolved_enabled`]). The last
+/// definition that runs wins.
+fn after(raw: &RawFacts, path: &str, enabled: Option<bool>, mut state: State) -> State {
+    let Some(f) = raw.get(path) else {
+        return state;
+    };
     let shown = crate::text::escape(path);
     let text = match f.state {
-        FileState::Present if !f.truncated => f.text()?,
+        FileState::Present if !f.truncated => match f.text() {
+            Some(t) => t,
+            None => return state,
+        },
         FileState::Present => {
-            return Some(State::Unknown(format!(
+            return State::Unknown(format!(
                 "{shown} was not read in full: what it does to make_resolv_conf is not known"
-            )));
+            ));
         }
         FileState::Unreadable => {
-            return Some(State::Unknown(format!(
+            return State::Unknown(format!(
                 "{shown} could not be read: what it does to make_resolv_conf is not known"
-            )));
+            ));
         }
-        _ => return None,
+        _ => return state,
     };
     let parsed = hook(&text);
     if parsed.unbalanced {
-        return Some(State::Unknown(format!(
+        return State::Unknown(format!(
             "{shown} does not parse (it ends inside a compound command, a quote or a $( )): sh refuses it, and what dhclient-script does then is not known"
-        )));
+        ));
     }
-    if parsed
-        .definitions
-        .iter()
-        .any(|d| d.kind == Kind::Resolvconf)
-    {
-        return Some(State::Resolvconf);
+    if parsed.too_deep {
+        return State::Unknown(format!(
+            "{shown} nests compound commands deeper than {MAX_DEPTH}: dnsfix does not read it, and what it does to make_resolv_conf is not known"
+        ));
     }
-    let mut state = None;
     for d in parsed.definitions {
         let at = format!("{shown}:{}", d.line);
-        state = Some(match (d.kind, d.nested) {
+        if d.resolved_guard {
+            match enabled {
+                Some(true) => {}
+                Some(false) => continue,
+                None => {
+                    state = State::Unknown(format!(
+                        "{at} redefines make_resolv_conf where systemd-resolved is enabled, and whether it is enabled here is not known"
+                    ));
+                    continue;
+                }
+            }
+        }
+        state = match (d.kind, d.nested && !d.resolved_guard) {
+            (Kind::Resolvconf, _) => State::Resolvconf,
+            (Kind::Resolved, _) => State::Resolved(format!(
+                "{at} redefines make_resolv_conf to hand the lease's servers to systemd-resolved: they reach the resolver"
+            )),
+            (Kind::Nothing, false) if d.resolved_guard => State::Nothing(format!(
+                "{at} redefines make_resolv_conf to do nothing where systemd-resolved is enabled, as it is here: dhclient-script does not write /etc/resolv.conf"
+            )),
             (Kind::Nothing, false) => State::Nothing(format!(
                 "{at} redefines make_resolv_conf to do nothing: dhclient-script does not write /etc/resolv.conf"
             )),
@@ -208,12 +329,51 @@ fn after(raw: &RawFacts, path: &str) -> Option<State> {
             (Kind::Mention, _) => State::Unknown(format!(
                 "{at} names make_resolv_conf other than in a definition dnsfix reads: what dhclient-script writes then is not known"
             )),
-            (Kind::Other | Kind::Resolvconf, _) => State::Unknown(format!(
+            (Kind::Other, _) => State::Unknown(format!(
                 "{at} redefines make_resolv_conf: what it writes is not known"
             )),
-        });
+        };
     }
     state
+}
+
+/// Where an exit hook `script` sources hands the lease's servers to systemd-resolved
+/// ([`hands_to_resolved`]), in run-parts' order: `Ok` with its line where it does so here,
+/// `Err` where that hangs on whether systemd-resolved is enabled and that is not known;
+/// `None` where none does (or where its guard fails).
+fn exit_to_resolved(
+    raw: &RawFacts,
+    script: Script,
+    enabled: Option<bool>,
+) -> Option<Result<String, String>> {
+    let (hooks, _) = sourced(raw, script, Hooks::Exit);
+    for path in hooks {
+        let Some(text) = raw
+            .get(&path)
+            .filter(|f| f.state == FileState::Present)
+            .and_then(|f| f.text())
+        else {
+            continue;
+        };
+        let Some((line, guarded)) = hands_to_resolved(&text) else {
+            continue;
+        };
+        let at = format!("{}:{line}", crate::text::escape(&path));
+        match (guarded, enabled) {
+            (true, Some(false)) => continue,
+            (true, None) => {
+                return Some(Err(format!(
+                    "{at}, an exit hook, hands the lease's servers to systemd-resolved where it is enabled, and whether it is enabled here is not known"
+                )));
+            }
+            _ => {
+                return Some(Ok(format!(
+                    "{at}, an exit hook dhclient-script runs after make_resolv_conf, hands the lease's servers to systemd-resolved: they reach the resolver whatever make_resolv_conf does"
+                )));
+            }
+        }
+    }
+    None
 }
 
 /// `PEERDNS` as Red Hat's dhclient-script sees it for the interfaces `runs` serve: whether

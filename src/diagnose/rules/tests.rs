@@ -8318,6 +8318,128 @@ fn an_enter_hook_that_redefines_make_resolv_conf_otherwise_leaves_it_unknown() {
     );
 }
 
+/// The `dhclient-enter-hook-nodnsupdate` node with `edit` applied: DNS-RESOLV-MANAGED-ELSEWHERE
+/// for /etc/dhcp/dhclient.conf's prepend line.
+fn hooks_edited(edit: impl FnOnce(&mut crate::facts::raw::RawFacts)) -> Finding {
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-enter-hook-nodnsupdate",
+    );
+    edit(&mut raw);
+    let found = managed_findings(&raw, false);
+    finding_at(&found, "/etc/dhcp/dhclient.conf:5:", "the prepend line").clone()
+}
+
+/// Ubuntu's hooks hand the lease's servers to systemd-resolved where it is enabled: Ubuntu
+/// 20.04's enter hook (tests/fixtures/dhclient-hooks/ubuntu-20.04-resolved, verbatim) by a
+/// make_resolv_conf of its own, later packages' exit hooks by `resolvectl` after
+/// make_resolv_conf, whatever an enter hook made of it (Debian's `exit_with_hooks`,
+/// pexip/os-isc-dhcp @29a44578). Either way the prepend line reaches the resolver: high,
+/// not latent and not unknown. Where systemd-resolved is not enabled the guard fails and
+/// the other hooks decide; where that is not known, neither is what is written.
+#[test]
+fn ubuntu_s_resolved_hooks_count_as_handing_the_servers_on() {
+    use crate::facts::raw::FileState;
+    let focal: &[u8] =
+        include_bytes!("../../../tests/fixtures/dhclient-hooks/ubuntu-20.04-resolved");
+    let enter = "/etc/dhcp/dhclient-enter-hooks.d";
+    let enabled = |raw: &mut crate::facts::raw::RawFacts, state: &str| {
+        crate::testing::set_command(raw, "resolved-enabled", &format!("{state}\n"), 0);
+    };
+    // The stock hook alone (the user's nodnsupdate taken away), resolved enabled: high, the
+    // hook's line named.
+    let f = hooks_edited(|raw| {
+        raw.files.remove(&format!("{enter}/nodnsupdate"));
+        raw.file(
+            &format!("{enter}/resolved"),
+            FileState::Present,
+            Some(focal),
+        );
+        enabled(raw, "enabled");
+    });
+    assert_eq!(
+        (f.severity, f.status),
+        (Severity::High, FindingStatus::Failed),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence.contains(&format!("{enter}/resolved:24 redefines make_resolv_conf to hand the lease's servers to systemd-resolved: they reach the resolver")),
+        "{f:?}"
+    );
+    // Sourced after nodnsupdate (run-parts' byte order), it wins; a do-nothing hook sorted
+    // after it wins over it; with resolved disabled, nodnsupdate's definition stands.
+    let both = |state: &'static str, last: bool| {
+        hooks_edited(move |raw| {
+            raw.file(
+                &format!("{enter}/resolved"),
+                FileState::Present,
+                Some(focal),
+            );
+            if last {
+                raw.file(
+                    &format!("{enter}/zz-dnsfix"),
+                    FileState::Present,
+                    Some(b"make_resolv_conf() { :; }\n"),
+                );
+            }
+            enabled(raw, state);
+        })
+    };
+    assert_eq!(both("enabled", false).severity, Severity::High);
+    assert_eq!(both("enabled", true).severity, Severity::Info);
+    assert_eq!(both("disabled", false).severity, Severity::Info);
+    assert_eq!(both("masked", false).severity, Severity::Info);
+    // Whether it is enabled not known (a state systemctl's table lacks): not known.
+    assert_eq!(both("something-new", false).status, FindingStatus::Unknown);
+    // An exit hook that runs resolvectl under the same guard (written for the test): the
+    // servers reach systemd-resolved whatever nodnsupdate did, where it is enabled.
+    let exit = |state: &'static str| {
+        hooks_edited(move |raw| {
+            raw.file(
+                "/etc/dhcp/dhclient-exit-hooks.d/resolved",
+                FileState::Present,
+                Some(b"if systemctl is-enabled systemd-resolved >/dev/null 2>&1; then\n  resolvectl dns \"$interface\" $new_domain_name_servers\nfi\n"),
+            );
+            enabled(raw, state);
+        })
+    };
+    let f = exit("enabled");
+    assert_eq!(
+        (f.severity, f.status),
+        (Severity::High, FindingStatus::Failed),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence.iter().any(|e| e.starts_with("/etc/dhcp/dhclient-exit-hooks.d/resolved:2, an exit hook dhclient-script runs after make_resolv_conf, hands the lease's servers to systemd-resolved")),
+        "{f:?}"
+    );
+    assert_eq!(exit("disabled").severity, Severity::Info);
+    // An exit hook name run-parts passes over is never sourced.
+    let f = hooks_edited(|raw| {
+        raw.file(
+            "/etc/dhcp/dhclient-exit-hooks.d/resolved.sh",
+            FileState::Present,
+            Some(b"resolvectl dns \"$interface\" $new_domain_name_servers\n"),
+        );
+        enabled(raw, "enabled");
+    });
+    assert_eq!(f.severity, Severity::Info, "{f:?}");
+    // A dhclient that runs another script (-sf): its hooks are not dhclient-script's.
+    let f = hooks_edited(|raw| {
+        raw.file(
+            "/proc/912/cmdline",
+            FileState::Present,
+            Some(b"/sbin/dhclient\0-sf\0/usr/local/sbin/lease-hook\0ens5\0"),
+        );
+    });
+    assert_eq!(f.status, FindingStatus::Unknown, "{f:?}");
+    assert!(
+        f.evidence.iter().any(|e| e.starts_with(
+            "dhclient (pid 912) runs /usr/local/sbin/lease-hook (-sf), not dhclient-script"
+        )),
+        "{f:?}"
+    );
+}
+
 /// Red Hat's dhclient-script (VersatusHPC/rpms-dhcp @986801e1 dhclient-script) sources
 /// /etc/dhcp/dhclient-enter-hooks only where it is executable (`[ -x ]`, the gather's
 /// `dhclient-enter-hooks-x` record), and its make_resolv_conf returns at once where
