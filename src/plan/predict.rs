@@ -176,7 +176,9 @@ fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String
     let fallback = fallback_servers(&old, &facts.raw)
         .map(|(written, _)| written)
         .unwrap_or_default();
-    let only_fallback = old_global.is_empty()
+    // A global server on another port counts too: it is one of its own, though not
+    // written, so what the file lists is no fallback list.
+    let only_fallback = !resolved_config_any(&old, "DNS")
         && !ordered.is_empty()
         && !listed.is_empty()
         && listed.iter().all(|s| fallback.iter().any(|f| f == s))
@@ -618,6 +620,30 @@ mod tests {
         assert_eq!(
             restarted_with(raw, "192.0.2.53"),
             format!("{HEAD}\nnameserver 192.0.2.53\nsearch example.internal\n")
+        );
+    }
+
+    /// A global server on another port is one of its own, though its uplink file does not
+    /// write it: with it, systemd-resolved took no fallback server, so a listed server
+    /// that matches the fallback list is a link's, kept after a drop-in's. Before, only
+    /// global servers on port 53 were counted, and the link's server was dropped.
+    #[test]
+    fn a_global_server_on_another_port_means_the_listed_ones_are_no_fallback() {
+        let raw = crate::testing::raw_from(&[
+            (
+                UPLINK,
+                &format!("{HEAD}\nnameserver 192.0.2.99\nsearch example.internal\n"),
+            ),
+            (
+                "/etc/systemd/resolved.conf",
+                "[Resolve]\nDNS=192.0.2.77:5353\nFallbackDNS=192.0.2.99\n",
+            ),
+        ]);
+        assert_eq!(
+            restarted_with(raw, "192.0.2.53"),
+            format!(
+                "{HEAD}\nnameserver 192.0.2.53\nnameserver 192.0.2.99\nsearch example.internal\n"
+            )
         );
     }
 
