@@ -93,10 +93,18 @@ impl MainFile {
         if *first == ETC_MAIN {
             return MainFile::Read(ETC_MAIN.to_owned());
         }
-        match systemd_version(raw) {
-            Some(v) if v >= MAIN_OUTSIDE_ETC_SINCE => MainFile::Read((*first).to_owned()),
-            Some(_) => MainFile::None,
-            None => MainFile::Unknown(
+        let versions = systemd_versions(raw);
+        let since = |v: &u32| *v >= MAIN_OUTSIDE_ETC_SINCE;
+        match (versions.first(), versions.last()) {
+            (Some(low), _) if since(low) => MainFile::Read((*first).to_owned()),
+            (_, Some(high)) if !since(high) => MainFile::None,
+            (Some(low), Some(high)) => MainFile::Unknown(
+                (*first).to_owned(),
+                format!(
+                    "systemd reads {first} from {MAIN_OUTSIDE_ETC_SINCE} on, and libsystemd-shared of both {low} and {high} are there: which one runs is not known"
+                ),
+            ),
+            _ => MainFile::Unknown(
                 (*first).to_owned(),
                 format!(
                     "systemd reads {first} from {MAIN_OUTSIDE_ETC_SINCE} on, and its version is not known (no libsystemd-shared-*.so found)"
@@ -122,8 +130,9 @@ pub fn is_main_path(path: &str) -> bool {
 /// systemd's major version, as the name of its private library gives it
 /// (`libsystemd-shared-252.so`, `libsystemd-shared-256.7.so`, openSUSE's
 /// `libsystemd-shared-259.3-1.1.so`) in one of [`SHARED_LIB_DIRS`] or /usr/lib/TRIPLET/systemd:
-/// the greatest where there are several; none where none is there.
-pub fn systemd_version(raw: &RawFacts) -> Option<u32> {
+/// each major version one of them names, in order; none where none is there. Several
+/// (an old library an upgrade left) leave which one runs open.
+pub fn systemd_versions(raw: &RawFacts) -> Vec<u32> {
     raw.files
         .iter()
         .filter(|(_, f)| f.state == FileState::Present)
@@ -141,7 +150,9 @@ pub fn systemd_version(raw: &RawFacts) -> Option<u32> {
             let digits: String = tag.chars().take_while(char::is_ascii_digit).collect();
             digits.parse().ok()
         })
-        .max()
+        .collect::<std::collections::BTreeSet<u32>>()
+        .into_iter()
+        .collect()
 }
 
 /// One `key=value` line of a `[Resolve]` section.
@@ -612,19 +623,19 @@ mod tests {
             for path in paths {
                 raw.file(path, FileState::Present, Some(b""));
             }
-            systemd_version(&raw)
+            systemd_versions(&raw)
         };
-        assert_eq!(version(&[SUSE_LIB]), Some(259));
+        assert_eq!(version(&[SUSE_LIB]), [259]);
         assert_eq!(
             version(&["/usr/lib/x86_64-linux-gnu/systemd/libsystemd-shared-252.so"]),
-            Some(252)
+            [252]
         );
         assert_eq!(
             version(&[
                 "/lib/systemd/libsystemd-shared-247.so",
                 "/usr/lib/systemd/libsystemd-shared-256.7.so"
             ]),
-            Some(256)
+            [247, 256]
         );
         assert_eq!(
             version(&[
@@ -632,7 +643,31 @@ mod tests {
                 "/usr/lib/a/b/systemd/libsystemd-shared-257.so",
                 "/usr/lib64/systemd/libsystemd-core-257.so",
             ]),
-            None
+            [0u32; 0]
+        );
+        // Two libraries on either side of 256: which main file is read is not known; on
+        // one side, it is.
+        let main = |libs: &[&str]| {
+            let mut raw = raw_from(&[(USR_MAIN, "[Resolve]\nDNS=192.0.2.53\n")]);
+            for path in libs {
+                raw.file(path, FileState::Present, Some(b""));
+            }
+            MainFile::of(&raw)
+        };
+        let old = "/usr/lib/systemd/libsystemd-shared-252.so";
+        let new = "/usr/lib/systemd/libsystemd-shared-256.so";
+        assert!(
+            matches!(main(&[old, new]), MainFile::Unknown(_, why) if why.contains("both 252 and 256")),
+            "{:?}",
+            main(&[old, new])
+        );
+        assert_eq!(
+            main(&[new, "/usr/lib64/systemd/libsystemd-shared-257.so"]),
+            MainFile::Read(USR_MAIN.to_owned())
+        );
+        assert_eq!(
+            main(&[old, "/lib/systemd/libsystemd-shared-249.so"]),
+            MainFile::None
         );
     }
 
