@@ -199,6 +199,9 @@ pub struct ResolvedConf {
     /// Why what it reads is not known in full: a main file whose reading is not known
     /// ([`MainFile::Unknown`]) sets something, or stops the parser.
     pub unsettled: Option<String>,
+    /// Where the parser stops in a main file whose reading is not known, as `stopped_at`:
+    /// if systemd-resolved reads that file, it reads nothing after that line.
+    pub maybe_stopped_at: Option<(String, String)>,
 }
 
 impl ResolvedConf {
@@ -221,6 +224,7 @@ impl ResolvedConf {
             if !alone.parse(path, &text, &unclean(path, &text)) || !alone.settings.is_empty() {
                 conf.unsettled = Some(why.clone());
             }
+            conf.maybe_stopped_at = alone.stopped_at;
         }
         let main = conf
             .main

@@ -76,6 +76,7 @@ pub fn build(
         "resolved_uplink_clean": resolved_uplink_clean(host, facts, &cluster),
         "resolved_dns_resets_after": resolved_dns_resets_after(facts),
         "resolved_stops_before_ours": resolved_stops_before_ours(facts),
+        "resolved_may_stop_before_ours": resolved_may_stop_before_ours(facts),
         "network_manager_manages": network_manager_manages_resolv(facts).is_some(),
         "dhclient_writes_resolv_conf": rules::dhclient_writes_resolv_conf(facts),
         "etc_resolv": resolv_json(&facts.resolver.etc_resolv_conf, &cluster),
@@ -839,6 +840,18 @@ fn resolved_stops_before_ours(facts: &NodeFacts) -> String {
         format!("{at}: {line}")
     } else {
         String::new()
+    }
+}
+
+/// Where systemd-resolved's parser stops in a main file it may or may not read (its version
+/// is not known: [`crate::facts::resolved_conf::MainFile::Unknown`]), as
+/// `PATH:LINE: LINE`, else empty: if it reads that file, it never reaches
+/// host-upstream-dns's drop-in.
+fn resolved_may_stop_before_ours(facts: &NodeFacts) -> String {
+    use crate::facts::resolved_conf::ResolvedConf;
+    match ResolvedConf::read(&facts.raw).maybe_stopped_at {
+        Some((at, line)) => format!("{at}: {line}"),
+        None => String::new(),
     }
 }
 

@@ -750,6 +750,39 @@ fn host_upstream_dns_stops_where_resolved_stops_reading_before_its_drop_in() {
     let _ = std::fs::remove_dir_all(&copy.dir);
 }
 
+/// A main file outside /etc (/usr/lib/systemd/resolved.conf, where openSUSE and Fedora ship
+/// it) is read from systemd 256 on; with no libsystemd-shared-*.so to tell the version,
+/// whether it is read is not known. Where it would stop the parser, host-upstream-dns stops
+/// too, naming the line and why: written, its drop-in may change nothing. Where systemd is
+/// known to be 252, the file is not read, and the drop-in is written.
+#[test]
+fn host_upstream_dns_stops_where_a_main_file_it_may_read_stops_resolved() {
+    let copy = fixture_copy(
+        "DNS-CLUSTER-SELF-FORWARD/nodelocal-only-with-upstream-dns-servers",
+        "resolved-usr-main-broken",
+    );
+    std::fs::remove_file(copy.tree.join("etc/systemd/resolved.conf")).expect("main file");
+    let usr = copy.tree.join("usr/lib/systemd");
+    std::fs::create_dir_all(&usr).expect("mkdir");
+    std::fs::write(usr.join("resolved.conf"), "[Resolve\nDNS=192.0.2.53\n").expect("main file");
+    let text = plan_with_upstream(&copy);
+    assert!(
+        text.contains(
+            "/usr/lib/systemd/resolved.conf:1: [Resolve: systemd-resolved reads this file from systemd 256 on, and which systemd runs here is not known"
+        ) && text.contains("if it does, it stops reading")
+            && !text.contains("+ /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf"),
+        "{text}"
+    );
+    std::fs::write(usr.join("libsystemd-shared-252.so"), "").expect("library");
+    let text = plan_with_upstream(&copy);
+    assert!(
+        !text.contains("systemd-resolved reads this file")
+            && text.contains("+ /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&copy.dir);
+}
+
 /// A kubelet of unknown version whose `--config-dir` drop-in gives kubelet 1.28 to 1.31 one
 /// file and 1.32 on another, one of them the stub: the plan writes resolvConf and
 /// resolverConfig both into the drop-in, after which every version reads the same healthy
