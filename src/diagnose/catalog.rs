@@ -1187,7 +1187,8 @@ pub const RULES: &[RuleInfo] = &[
             leaves the finding unknown. Ubuntu's stock hooks hand the lease's servers to\n\
             systemd-resolved where it is enabled (20.04: an enter hook that writes them to\n\
             /run/systemd/resolved.conf.d; later: an exit hook that runs resolvectl, whatever\n\
-            make_resolv_conf does): there the servers reach the resolver, and the line is high.",
+            make_resolv_conf does): the line is then judged as written where /etc/resolv.conf\n\
+            or the kubelet's file goes through systemd-resolved, and is latent where neither does.",
         fix: "\
             Change the owner's configuration, never only /etc/resolv.conf:\n\
             - NetworkManager: nmcli connection modify CONN ipv4.dns ... ipv4.ignore-auto-dns yes,\n  \

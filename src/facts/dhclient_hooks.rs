@@ -40,9 +40,10 @@ pub enum Kind {
     Empty,
     /// It names the function otherwise (a call, `unset -f`, bash's `function NAME`).
     Mention,
-    /// It defines it to hand the lease's servers to systemd-resolved (a body that runs
-    /// `resolvectl` or `systemd-resolve`, or writes under /run/systemd/resolved.conf.d, as
-    /// Ubuntu's systemd 245 hook does).
+    /// It defines it to hand the lease's servers to systemd-resolved: a body that runs
+    /// `resolvectl dns` or `systemd-resolve --set-dns`, or names
+    /// /run/systemd/resolved.conf.d and writes with a redirection, as Ubuntu's systemd 245
+    /// hook does (`statedir="/run/systemd/resolved.conf.d"`, then `cat <<EOF >$statedir/…`).
     Resolved,
 }
 
@@ -51,12 +52,14 @@ pub enum Kind {
 pub struct Definition {
     /// The 1-based line of the name.
     pub line: usize,
-    /// Inside a compound command (`if`, `case`, a loop, another function, `{ }`, `( )`):
-    /// whether it runs at all depends on more than the file.
+    /// Inside a compound command (`if`, `case`, a loop, another function, `{ }`, `( )`)
+    /// other than a systemd-resolved guard's `then` commands: whether it runs at all
+    /// depends on more than the file.
     pub nested: bool,
-    /// Inside an `if` whose condition names systemd-resolved (`if systemctl is-enabled
-    /// systemd-resolved`, as the stock hooks of Ubuntu and Debian have it): it runs where
-    /// that service is enabled.
+    /// In the `then` commands of an `if` whose condition is `systemctl is-enabled
+    /// systemd-resolved` (options such as `-q`, redirections and `&&` beside it; no `!`, no
+    /// `||`), as Ubuntu's stock hook has it: it runs where that service is enabled. Not in
+    /// its `else` or `elif` branches.
     pub resolved_guard: bool,
     pub kind: Kind,
 }
@@ -66,6 +69,9 @@ pub struct Definition {
 pub struct Hook {
     /// Every place it defines or names the function, in file order.
     pub definitions: Vec<Definition>,
+    /// Every place outside a `make_resolv_conf` body that hands the lease's servers to
+    /// systemd-resolved, in file order (what an exit hook does).
+    pub hand_overs: Vec<HandOver>,
     /// The file ends inside a compound command, a quote or a `$( )`: sh refuses it.
     pub unbalanced: bool,
     /// It nests compound commands deeper than [`MAX_DEPTH`]: not read further (no hook
@@ -215,18 +221,73 @@ fn word(chars: &[char], mut i: usize) -> (String, bool, usize, usize, bool) {
 enum Frame {
     /// A loop's `while`/`until`/`for` … `done`, `{` … `}`, `(` … `)`.
     Closes(&'static str),
-    /// `if` … `fi`: whether its condition names systemd-resolved.
-    If(bool),
+    /// `if` … `fi`: where in it the token stands.
+    If(Branch),
     /// `case` … `esac`: at a pattern (`true`) or in an item's commands.
     Case(bool),
     /// The body of the definition `definitions[.0]`, opened at token `.1`.
     Body(usize, usize),
 }
 
+/// Where in an `if` a token stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Branch {
+    /// In the condition (of `if`, or of an `elif`: `elif` conditions are never a guard),
+    /// reading it for a systemd-resolved guard.
+    Condition(Guard),
+    /// In the commands after `then`: whether the condition was a systemd-resolved guard.
+    Then(bool),
+    /// After `else`, or in an `elif`'s commands.
+    Else,
+}
+
+/// How far a condition has spelled `systemctl [-q] is-enabled [-q] systemd-resolved` (the
+/// stock hooks' guard, whose exit status is systemctl(1)'s is-enabled table's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Guard {
+    /// 0: nothing yet; 1: `systemctl`; 2: `is-enabled`; 3: `systemd-resolved`, whole.
+    step: u8,
+    /// A `!`, an `||` or an `elif`: whatever it spells, it is no guard.
+    spoilt: bool,
+}
+
+impl Guard {
+    /// The next word of the condition.
+    fn word(&mut self, w: &str) {
+        self.step = match (self.step, w) {
+            (3, _) => 3,
+            (_, "!") => {
+                self.spoilt = true;
+                self.step
+            }
+            (_, "systemctl") => 1,
+            (1 | 2, w) if w.starts_with('-') => self.step,
+            (1, "is-enabled") => 2,
+            (2, "systemd-resolved" | "systemd-resolved.service") => 3,
+            _ => 0,
+        };
+    }
+
+    fn holds(self) -> bool {
+        self.step == 3 && !self.spoilt
+    }
+}
+
+/// One place a hook hands the lease's servers to systemd-resolved: `resolvectl dns`,
+/// `systemd-resolve --set-dns`, or a redirection into /run/systemd/resolved.conf.d.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandOver {
+    /// Its 1-based line.
+    pub line: usize,
+    /// In the `then` commands of an `if` guarded by `systemctl is-enabled systemd-resolved`.
+    pub resolved_guard: bool,
+}
+
 /// What `text`, a hook dhclient-script sources, does to `make_resolv_conf`.
 pub fn hook(text: &str) -> Hook {
     let (toks, cut) = tokens(text);
     let mut definitions: Vec<Definition> = Vec::new();
+    let mut hand_overs: Vec<HandOver> = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
     // At the start of a command (where a reserved word or a definition can stand).
     let mut start = true;
@@ -235,11 +296,28 @@ pub fn hook(text: &str) -> Hook {
         if stack.len() > MAX_DEPTH {
             return Hook {
                 definitions,
+                hand_overs,
                 unbalanced: false,
                 too_deep: true,
             };
         }
         let at_pattern = matches!(stack.last(), Some(Frame::Case(true)));
+        if let Some(Frame::If(Branch::Condition(guard))) = stack.last_mut() {
+            match &toks[i] {
+                Tok::Word(w, false, _) if start && w == "then" => {}
+                Tok::Word(w, _, _) => guard.word(w),
+                Tok::Op("||", _) => guard.spoilt = true,
+                Tok::Op(..) => {}
+            }
+        }
+        if !definitions_cover(&stack)
+            && let Some(line) = hand_over(&toks, i, start)
+        {
+            hand_overs.push(HandOver {
+                line,
+                resolved_guard: resolved_guard(&stack),
+            });
+        }
         match &toks[i] {
             Tok::Op(op, _) if at_pattern => {
                 if *op == ")" {
@@ -273,7 +351,7 @@ pub fn hook(text: &str) -> Hook {
                     if let Some(next) = definition(&toks, i) {
                         definitions.push(Definition {
                             line,
-                            nested: !stack.is_empty(),
+                            nested: nested(&stack),
                             resolved_guard: resolved_guard(&stack),
                             kind: Kind::Other,
                         });
@@ -295,7 +373,7 @@ pub fn hook(text: &str) -> Hook {
                 if !quoted && w == NAME && !definitions_cover(&stack) {
                     definitions.push(Definition {
                         line,
-                        nested: !stack.is_empty(),
+                        nested: nested(&stack),
                         resolved_guard: resolved_guard(&stack),
                         kind: Kind::Mention,
                     });
@@ -306,75 +384,55 @@ pub fn hook(text: &str) -> Hook {
     }
     Hook {
         definitions,
+        hand_overs,
         unbalanced: cut || !stack.is_empty(),
         too_deep: false,
     }
 }
 
-/// Inside an `if` whose condition names systemd-resolved.
+/// In the `then` commands of an `if` guarded by `systemctl is-enabled systemd-resolved`.
 fn resolved_guard(stack: &[Frame]) -> bool {
-    stack.iter().any(|f| matches!(f, Frame::If(true)))
+    stack.contains(&Frame::If(Branch::Then(true)))
 }
 
-/// Whether a word names systemd-resolved's client programs or its runtime drop-in
-/// directory: what hands it a lease's servers.
-fn to_resolved(w: &str) -> bool {
-    let program = w.rsplit('/').next().unwrap_or(w);
-    program == "resolvectl" || program == "systemd-resolve" || w.contains(RESOLVED_DROP_INS)
+/// Inside a compound command other than such a guard's `then` commands.
+fn nested(stack: &[Frame]) -> bool {
+    stack.iter().any(|f| *f != Frame::If(Branch::Then(true)))
 }
 
 /// The runtime drop-in directory Ubuntu's systemd 245 hook writes a lease's servers to.
 const RESOLVED_DROP_INS: &str = "/run/systemd/resolved.conf.d";
 
-/// The first line of `text`, an exit hook dhclient-script sources after it has called
-/// `make_resolv_conf`, that hands the lease's servers to systemd-resolved (runs
-/// `resolvectl` or `systemd-resolve` as a command, or names /run/systemd/resolved.conf.d),
-/// outside comments; and whether that line sits in an `if` whose condition names
-/// systemd-resolved. `None` where no line does.
-pub fn hands_to_resolved(text: &str) -> Option<(usize, bool)> {
-    let (toks, _) = tokens(text);
-    let mut guards: Vec<bool> = Vec::new();
-    let mut start = true;
-    for (i, t) in toks.iter().enumerate() {
-        match t {
-            Tok::Op(..) => start = true,
-            Tok::Word(w, quoted, line) => {
-                if start && !quoted {
-                    match w.as_str() {
-                        "if" => guards.push(if_names_resolved(&toks, i)),
-                        "fi" => {
-                            guards.pop();
-                        }
-                        _ => {}
-                    }
-                }
-                let command = start && !quoted;
-                start = command
-                    && matches!(
-                        w.as_str(),
-                        "if" | "elif" | "while" | "until" | "then" | "else" | "do" | "!"
-                    );
-                if (command && to_resolved(w)) || w.contains(RESOLVED_DROP_INS) {
-                    return Some((*line, guards.iter().any(|g| *g)));
-                }
-            }
-        }
-    }
-    None
+/// The program a command word runs, without its directory.
+fn program(w: &str) -> &str {
+    w.rsplit('/').next().unwrap_or(w)
 }
 
-/// Whether the condition of the `if` at `toks[i]` (its words up to `then`) names
-/// systemd-resolved or its client programs.
-fn if_names_resolved(toks: &[Tok], i: usize) -> bool {
-    toks[i + 1..]
-        .iter()
-        .map_while(|t| match t {
-            Tok::Word(w, false, _) if w == "then" => None,
-            t => Some(t),
-        })
-        .any(
-            |t| matches!(t, Tok::Word(w, _, _) if w.contains("systemd-resolved") || to_resolved(w)),
-        )
+/// Where `toks[i]` hands the lease's servers to systemd-resolved, its line: a command
+/// `resolvectl dns …` or `systemd-resolve --set-dns=…` (`start`: `toks[i]` is where a
+/// command starts), or a redirection into /run/systemd/resolved.conf.d.
+fn hand_over(toks: &[Tok], i: usize, start: bool) -> Option<usize> {
+    match (&toks[i], toks.get(i + 1)) {
+        (Tok::Op(">" | ">>", line), Some(Tok::Word(target, _, _)))
+            if target.starts_with(RESOLVED_DROP_INS) =>
+        {
+            Some(*line)
+        }
+        (Tok::Word(w, false, line), Some(Tok::Word(sub, _, _)))
+            if start && program(w) == "resolvectl" && sub == "dns" =>
+        {
+            Some(*line)
+        }
+        (Tok::Word(w, false, line), _) if start && program(w) == "systemd-resolve" => toks[i + 1..]
+            .iter()
+            .map_while(|t| match t {
+                Tok::Word(a, _, _) => Some(a),
+                Tok::Op(..) => None,
+            })
+            .any(|a| a.starts_with("--set-dns"))
+            .then_some(*line),
+        _ => None,
+    }
 }
 
 /// Inside a definition's body: a name there is the body's business (a call of another
@@ -408,7 +466,7 @@ fn keyword(
     definitions: &mut [Definition],
 ) -> bool {
     match w {
-        "if" => stack.push(Frame::If(if_names_resolved(toks, i))),
+        "if" => stack.push(Frame::If(Branch::Condition(Guard::default()))),
         "while" | "until" | "for" => stack.push(Frame::Closes("done")),
         "{" => stack.push(Frame::Closes("}")),
         "case" => {
@@ -423,7 +481,20 @@ fn keyword(
                 stack.pop();
             }
         }
-        "then" | "do" | "else" | "elif" | "!" => {}
+        "then" | "else" | "elif" => {
+            if let Some(Frame::If(branch)) = stack.last_mut() {
+                *branch = match (w, *branch) {
+                    ("then", Branch::Condition(guard)) => Branch::Then(guard.holds()),
+                    ("then", _) => Branch::Else,
+                    ("elif", _) => Branch::Condition(Guard {
+                        step: 0,
+                        spoilt: true,
+                    }),
+                    _ => Branch::Else,
+                };
+            }
+        }
+        "do" | "!" => {}
         _ => return false,
     }
     true
@@ -483,16 +554,26 @@ fn body(toks: &[Tok]) -> Kind {
     let resolvconf = toks.iter().any(
         |t| matches!(t, Tok::Word(w, _, _) if w == "resolvconf" || w.ends_with("/resolvconf")),
     );
-    let resolved = toks
+    // A hand-over as a command would have it; or the drop-in directory named (in a
+    // variable, as Ubuntu's `statedir=`) and something written by a redirection.
+    let commands_hand_over = commands.iter().any(|c| match c.as_slice() {
+        [w, "dns", ..] => program(w) == "resolvectl",
+        [w, rest @ ..] => {
+            program(w) == "systemd-resolve" && rest.iter().any(|a| a.starts_with("--set-dns"))
+        }
+        _ => false,
+    });
+    let names_drop_ins = toks
         .iter()
-        .any(|t| matches!(t, Tok::Word(w, _, _) if to_resolved(w)));
+        .any(|t| matches!(t, Tok::Word(w, _, _) if w.contains(RESOLVED_DROP_INS)));
+    let redirects = toks.iter().any(|t| matches!(t, Tok::Op(">" | ">>", _)));
     if commands.is_empty() {
         Kind::Empty
     } else if commands.iter().all(|c| nothing(c)) {
         Kind::Nothing
     } else if resolvconf {
         Kind::Resolvconf
-    } else if resolved {
+    } else if commands_hand_over || (names_drop_ins && redirects) {
         Kind::Resolved
     } else {
         Kind::Other
@@ -639,59 +720,126 @@ mod tests {
     }
 
     /// Ubuntu 20.04's stock hook (tests/fixtures/dhclient-hooks/README.md names its source):
-    /// both definitions under `if systemctl is-enabled systemd-resolved`, the first doing
-    /// nothing, the second (in a `case` by reason) writing the lease's servers to
-    /// /run/systemd/resolved.conf.d; the comment that names the function names nothing.
+    /// both definitions under `if systemctl is-enabled systemd-resolved`, the first in its
+    /// `then` commands alone, doing nothing, the second also in a `case` by reason, writing
+    /// the lease's servers to /run/systemd/resolved.conf.d; the comment that names the
+    /// function names nothing.
     #[test]
     fn ubuntu_s_resolved_hook_hands_the_servers_to_systemd_resolved_where_it_is_enabled() {
         let text = include_str!("../../tests/fixtures/dhclient-hooks/ubuntu-20.04-resolved");
         let parsed = hook(text);
         assert!(!parsed.unbalanced && !parsed.too_deep);
-        let guarded = |line, kind| Definition {
+        let guarded = |line, nested, kind| Definition {
             line,
-            nested: true,
+            nested,
             resolved_guard: true,
             kind,
         };
         assert_eq!(
             parsed.definitions,
-            [guarded(19, Kind::Nothing), guarded(24, Kind::Resolved)]
+            [
+                guarded(19, false, Kind::Nothing),
+                guarded(24, true, Kind::Resolved)
+            ]
         );
-        // A guard on something else is no resolved guard.
-        let other = hook("if [ -x /sbin/resolvconf ]; then\n  make_resolv_conf() { :; }\nfi\n");
-        assert_eq!(other.definitions, [def(2, true, Kind::Nothing)]);
-        // After the `fi`, the guard is over.
-        let after = hook(
-            "if systemctl is-enabled systemd-resolved; then :; fi\nmake_resolv_conf() { :; }\n",
-        );
-        assert_eq!(after.definitions, [def(2, false, Kind::Nothing)]);
+        // Its EXPIRE branch's `rm -f` of the drop-in hands nothing over.
+        assert_eq!(parsed.hand_overs, []);
     }
 
-    /// An exit hook that hands the lease's servers to systemd-resolved, as the ones later
-    /// isc-dhcp-client packages ship do with `resolvectl` (these texts are written for the
-    /// test, not copied): the line, and whether a systemd-resolved condition guards it.
-    /// Comments, quoted text and other programs hand nothing.
+    /// Only `systemctl [-q] is-enabled systemd-resolved` guards, in an `if`'s `then`
+    /// commands: not its `else` or `elif` branches, not a negated or `||` condition, not a
+    /// test of another thing, not after `fi`; a guard inside another compound command still
+    /// leaves the definition nested.
     #[test]
-    fn an_exit_hook_that_runs_resolvectl_is_found_with_its_guard() {
-        let guarded = "# hand the servers on\nif [ -x /usr/bin/resolvectl ] && systemctl is-enabled systemd-resolved >/dev/null 2>&1; then\n  resolvectl dns \"$interface\" $new_domain_name_servers\nfi\n";
-        assert_eq!(hands_to_resolved(guarded), Some((3, true)));
+    fn a_resolved_guard_is_the_is_enabled_test_s_then_branch_alone() {
+        let guard = |cond: &str| {
+            hook(&format!(
+                "if {cond}; then\n  make_resolv_conf() {{ :; }}\nfi\n"
+            ))
+            .definitions
+        };
+        let guarded = Definition {
+            line: 2,
+            nested: false,
+            resolved_guard: true,
+            kind: Kind::Nothing,
+        };
+        for cond in [
+            "systemctl is-enabled systemd-resolved > /dev/null 2>&1",
+            "systemctl -q is-enabled --quiet systemd-resolved.service",
+            "[ -x /usr/bin/resolvectl ] && systemctl is-enabled systemd-resolved",
+        ] {
+            assert_eq!(guard(cond), std::slice::from_ref(&guarded), "{cond}");
+        }
+        for cond in [
+            "! systemctl is-enabled systemd-resolved",
+            "systemctl is-enabled systemd-resolved || true",
+            "[ -x /usr/bin/resolvectl ]",
+            "systemctl is-active systemd-resolved",
+            "systemctl is-enabled systemd-networkd",
+            "[ -x /lib/systemd/systemd-resolved ]",
+        ] {
+            assert_eq!(guard(cond), [def(2, true, Kind::Nothing)], "{cond}");
+        }
+        let branches = hook(
+            "if systemctl is-enabled systemd-resolved; then :\nelse\n  make_resolv_conf() { :; }\nfi\n\
+             if systemctl is-enabled systemd-resolved; then :\nelif systemctl is-enabled systemd-resolved; then\n  make_resolv_conf() { :; }\nfi\n\
+             if systemctl is-enabled systemd-resolved; then :; fi\nmake_resolv_conf() { :; }\n\
+             if systemctl is-enabled systemd-resolved; then\n  case $reason in BOUND) make_resolv_conf() { :; } ;; esac\nfi\n",
+        );
+        let lines: Vec<(usize, bool, bool)> = branches
+            .definitions
+            .iter()
+            .map(|d| (d.line, d.nested, d.resolved_guard))
+            .collect();
         assert_eq!(
-            hands_to_resolved("/usr/bin/resolvectl domain \"$interface\" $new_domain_search\n"),
-            Some((1, false))
+            lines,
+            [
+                (3, true, false),
+                (7, true, false),
+                (10, false, false),
+                (12, true, true)
+            ]
+        );
+    }
+
+    /// What hands the lease's servers to systemd-resolved outside a make_resolv_conf body,
+    /// as an exit hook does (these texts are written for the test, not copied from a
+    /// package): `resolvectl dns`, `systemd-resolve --set-dns`, a redirection into its
+    /// drop-in directory; each place, with its guard. Comments, quoted text, other
+    /// subcommands, a test of the program and removing a drop-in hand nothing.
+    #[test]
+    fn hand_overs_to_systemd_resolved_are_found_with_their_guards() {
+        let found = |text: &str| -> Vec<(usize, bool)> {
+            hook(text)
+                .hand_overs
+                .iter()
+                .map(|h| (h.line, h.resolved_guard))
+                .collect()
+        };
+        let guarded = "# hand the servers on\nif [ -x /usr/bin/resolvectl ] && systemctl is-enabled systemd-resolved >/dev/null 2>&1; then\n  resolvectl dns \"$interface\" $new_domain_name_servers\nfi\n";
+        assert_eq!(found(guarded), [(3, true)]);
+        assert_eq!(
+            found(
+                "if systemctl is-enabled systemd-resolved; then :\nelse\n  /usr/bin/resolvectl dns eth0 $new_domain_name_servers\nfi\nsystemd-resolve -i eth0 --set-dns=192.0.2.53\n"
+            ),
+            [(3, false), (5, false)]
         );
         assert_eq!(
-            hands_to_resolved(
-                "cat > \"/run/systemd/resolved.conf.d/dhcp-$interface.conf\" <<EOF\n"
-            ),
-            Some((1, false))
+            found("cat > \"/run/systemd/resolved.conf.d/dhcp-$interface.conf\" <<EOF\n"),
+            [(1, false)]
         );
         for text in [
             "# resolvectl dns eth0 192.0.2.53\n",
-            "echo 'resolvectl is not used here'\n",
-            "if systemctl is-enabled systemd-resolved; then\n  logger lease\nfi\n",
+            "echo 'resolvectl dns eth0'\n",
+            "echo resolvectl dns eth0\n",
+            "resolvectl revert \"$interface\"\n",
+            "[ -x /usr/bin/resolvectl ] && logger lease\n",
+            "rm -f /run/systemd/resolved.conf.d/isc-dhcp-v4-$interface.conf\n",
+            "make_resolv_conf() {\n  resolvectl dns \"$interface\" $new_domain_name_servers\n}\n",
             "",
         ] {
-            assert_eq!(hands_to_resolved(text), None, "{text}");
+            assert_eq!(found(text), [], "{text}");
         }
     }
 
@@ -707,6 +855,9 @@ mod tests {
         assert_eq!(parsed.definitions.len(), MAX_DEPTH + 1);
         let deep = "if true; then\n".repeat(100_000);
         assert!(hook(&deep).too_deep);
+        // An `if` without its `then`: its condition is read once, not to the end for each.
+        let open = "if a; fi\n".repeat(120_000);
+        assert!(!hook(&open).too_deep);
         let nested = format!(
             "{}make_resolv_conf() {{ :; }}\n{}",
             "{\n".repeat(MAX_DEPTH - 1),

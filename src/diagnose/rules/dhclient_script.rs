@@ -37,9 +37,7 @@
 
 use super::dhclient_run::DhclientRun;
 use crate::facts::NodeFacts;
-use crate::facts::dhclient_hooks::{
-    Kind, MAX_DEPTH, hands_to_resolved, hook, peerdns, run_parts_name,
-};
+use crate::facts::dhclient_hooks::{Kind, MAX_DEPTH, hook, peerdns, run_parts_name};
 use crate::facts::node_facts::UnitState;
 use crate::facts::raw::{FileState, RawFacts};
 
@@ -94,6 +92,10 @@ pub(crate) enum Writes {
     No(Vec<String>),
     /// Not known: why.
     Unknown(Vec<String>),
+    /// It writes no /etc/resolv.conf, but a hook hands the lease's servers to
+    /// systemd-resolved (Ubuntu's stock hooks, where it is enabled): the notes and the hook
+    /// line that says so. They reach what goes through systemd-resolved.
+    Resolved(Vec<String>),
 }
 
 /// Where the hooks leave `make_resolv_conf`.
@@ -103,6 +105,11 @@ enum State {
     /// A hook hands the servers to systemd-resolved: why.
     Resolved(String),
     Nothing(String),
+    /// A definition that runs, whose effect dnsfix cannot tell (another body, a condition,
+    /// a call): why. An exit hook that hands the servers on still decides.
+    Unsure(String),
+    /// What the script does is not known at all (a hook not read in full, one sh refuses,
+    /// where dash ends the script before its exit hooks): why.
     Unknown(String),
 }
 
@@ -153,11 +160,11 @@ pub(crate) fn writes(facts: &NodeFacts, runs: &[&DhclientRun]) -> Writes {
     for path in hooks {
         state = after(raw, &path, enabled, state);
     }
-    if let State::Nothing(why) | State::Unknown(why) = &state
+    if let State::Nothing(why) | State::Unsure(why) = &state
         && let Some(exit) = exit_to_resolved(raw, script, enabled)
     {
         return match exit {
-            Ok(note) => Writes::Yes(vec![note]),
+            Ok(note) => Writes::Resolved(vec![why.clone(), note]),
             Err(note) => Writes::Unknown(vec![why.clone(), note]),
         };
     }
@@ -174,14 +181,14 @@ pub(crate) fn writes(facts: &NodeFacts, runs: &[&DhclientRun]) -> Writes {
         State::Script | State::Resolvconf => Writes::Yes(notes),
         State::Resolved(why) => {
             notes.push(why);
-            Writes::Yes(notes)
+            Writes::Resolved(notes)
         }
         State::Nothing(why) if script == Script::Other => Writes::Unknown(vec![
             why,
             "which dhclient-script runs here is not known (/etc/os-release names neither a Debian nor a Red Hat family): ISC's own client/scripts/linux sources that hook, the distribution's may not".to_owned(),
         ]),
         State::Nothing(why) => Writes::No(vec![why]),
-        State::Unknown(why) => Writes::Unknown(vec![why]),
+        State::Unsure(why) | State::Unknown(why) => Writes::Unknown(vec![why]),
     }
 }
 
@@ -302,17 +309,17 @@ fn after(raw: &RawFacts, path: &str, enabled: Option<bool>, mut state: State) ->
                 Some(true) => {}
                 Some(false) => continue,
                 None => {
-                    state = State::Unknown(format!(
+                    state = State::Unsure(format!(
                         "{at} redefines make_resolv_conf where systemd-resolved is enabled, and whether it is enabled here is not known"
                     ));
                     continue;
                 }
             }
         }
-        state = match (d.kind, d.nested && !d.resolved_guard) {
+        state = match (d.kind, d.nested) {
             (Kind::Resolvconf, _) => State::Resolvconf,
             (Kind::Resolved, _) => State::Resolved(format!(
-                "{at} redefines make_resolv_conf to hand the lease's servers to systemd-resolved: they reach the resolver"
+                "{at} redefines make_resolv_conf to hand the lease's servers to systemd-resolved instead of writing /etc/resolv.conf"
             )),
             (Kind::Nothing, false) if d.resolved_guard => State::Nothing(format!(
                 "{at} redefines make_resolv_conf to do nothing where systemd-resolved is enabled, as it is here: dhclient-script does not write /etc/resolv.conf"
@@ -320,16 +327,16 @@ fn after(raw: &RawFacts, path: &str, enabled: Option<bool>, mut state: State) ->
             (Kind::Nothing, false) => State::Nothing(format!(
                 "{at} redefines make_resolv_conf to do nothing: dhclient-script does not write /etc/resolv.conf"
             )),
-            (Kind::Nothing, true) => State::Unknown(format!(
+            (Kind::Nothing, true) => State::Unsure(format!(
                 "{at} redefines make_resolv_conf to do nothing, but inside a compound command (a condition, a case, a function): whether it runs is not known"
             )),
             (Kind::Empty, _) => State::Unknown(format!(
                 "{at} defines make_resolv_conf with an empty body, which sh refuses (dash ends dhclient-script there, bash keeps the function it had): what is written is not known"
             )),
-            (Kind::Mention, _) => State::Unknown(format!(
+            (Kind::Mention, _) => State::Unsure(format!(
                 "{at} names make_resolv_conf other than in a definition dnsfix reads: what dhclient-script writes then is not known"
             )),
-            (Kind::Other, _) => State::Unknown(format!(
+            (Kind::Other, _) => State::Unsure(format!(
                 "{at} redefines make_resolv_conf: what it writes is not known"
             )),
         };
@@ -338,9 +345,11 @@ fn after(raw: &RawFacts, path: &str, enabled: Option<bool>, mut state: State) ->
 }
 
 /// Where an exit hook `script` sources hands the lease's servers to systemd-resolved
-/// ([`hands_to_resolved`]), in run-parts' order: `Ok` with its line where it does so here,
-/// `Err` where that hangs on whether systemd-resolved is enabled and that is not known;
-/// `None` where none does (or where its guard fails).
+/// (`resolvectl dns`, `systemd-resolve --set-dns`, a redirection into its drop-in
+/// directory: [`crate::facts::dhclient_hooks::HandOver`]), in run-parts' order: `Ok` with
+/// its line where one does so here, `Err` where that hangs on whether systemd-resolved is
+/// enabled and that is not known, or an exit hook was not read; `None` where none does (a
+/// guarded one where systemd-resolved is not enabled does not).
 fn exit_to_resolved(
     raw: &RawFacts,
     script: Script,
@@ -348,28 +357,33 @@ fn exit_to_resolved(
 ) -> Option<Result<String, String>> {
     let (hooks, _) = sourced(raw, script, Hooks::Exit);
     for path in hooks {
-        let Some(text) = raw
-            .get(&path)
-            .filter(|f| f.state == FileState::Present)
-            .and_then(|f| f.text())
-        else {
+        let Some(f) = raw.get(&path) else {
             continue;
         };
-        let Some((line, guarded)) = hands_to_resolved(&text) else {
-            continue;
-        };
-        let at = format!("{}:{line}", crate::text::escape(&path));
-        match (guarded, enabled) {
-            (true, Some(false)) => continue,
-            (true, None) => {
+        let shown = crate::text::escape(&path);
+        let text = match (f.state, f.truncated, f.text()) {
+            (FileState::Present, false, Some(text)) => text,
+            (FileState::Present | FileState::Unreadable, ..) => {
                 return Some(Err(format!(
-                    "{at}, an exit hook, hands the lease's servers to systemd-resolved where it is enabled, and whether it is enabled here is not known"
+                    "{shown}, an exit hook, could not be read in full: whether it hands the lease's servers to systemd-resolved is not known"
                 )));
             }
-            _ => {
-                return Some(Ok(format!(
-                    "{at}, an exit hook dhclient-script runs after make_resolv_conf, hands the lease's servers to systemd-resolved: they reach the resolver whatever make_resolv_conf does"
-                )));
+            _ => continue,
+        };
+        for h in hook(&text).hand_overs {
+            let at = format!("{shown}:{}", h.line);
+            match (h.resolved_guard, enabled) {
+                (true, Some(false)) => continue,
+                (true, None) => {
+                    return Some(Err(format!(
+                        "{at}, an exit hook, hands the lease's servers to systemd-resolved where it is enabled, and whether it is enabled here is not known"
+                    )));
+                }
+                _ => {
+                    return Some(Ok(format!(
+                        "{at}, an exit hook dhclient-script runs after make_resolv_conf, hands the lease's servers to systemd-resolved whatever make_resolv_conf does"
+                    )));
+                }
             }
         }
     }
@@ -503,7 +517,7 @@ pub(crate) fn resolv_conf_written(facts: &NodeFacts) -> &'static str {
     }
     match writes(facts, &own) {
         Writes::Yes(_) => "yes",
-        Writes::No(_) => "no",
+        Writes::No(_) | Writes::Resolved(_) => "no",
         Writes::Unknown(_) => "unknown",
     }
 }

@@ -1708,7 +1708,15 @@ fn dhclient_read_finding(
     // dhclient-script replaces /etc/resolv.conf with a rename (isc-dhcp client/scripts/
     // linux make_resolv_conf: `mv -f`), which an immutable or append-only file refuses:
     // `chattr +i` is the usual guard against it. Latent until the flag is lifted.
-    let locked = crate::facts::network_manager::resolv_conf_locked(&facts.raw);
+    // Not where a hook hands the servers to systemd-resolved instead: its own files take
+    // them.
+    let via_resolved = nm.is_none()
+        && matches!(
+            super::dhclient_script::writes(ctx.facts, readers),
+            Writes::Resolved(_)
+        );
+    let locked =
+        crate::facts::network_manager::resolv_conf_locked(&facts.raw).filter(|_| !via_resolved);
     if let (Some(flags), None | Some(NmLease::Writes)) = (&locked, &nm) {
         let writer = match nm {
             Some(_) => "NetworkManager's write of it",
@@ -1777,6 +1785,15 @@ fn dhclient_read_finding(
                 .replacen("dhclient writes", "NetworkManager writes dhclient's", 1)
                 .replacen("at every lease", "at every lease it brings", 1);
         }
+        None if via_resolved => {
+            summary = summary
+                .replacen("dhclient writes", "dhclient-script's hooks hand", 1)
+                .replacen(
+                    "into the host resolver",
+                    "to systemd-resolved, the host resolver,",
+                    1,
+                );
+        }
         None => {}
     }
     let mut finding = ctx.finding(id, severity, summary, evidence, fix);
@@ -1820,6 +1837,33 @@ fn script_latent(
         Writes::Yes(notes) => {
             lines.extend(notes);
             None
+        }
+        Writes::Resolved(notes) => {
+            lines.extend(notes);
+            // The kubelet's file not known: taken as going through it.
+            let through = resolveds(&ctx.facts.resolver.etc_resolv_conf)
+                || ctx.facts.kubelet.pod_resolv_conf.as_ref().is_none_or(|f| {
+                    crate::facts::node_facts::in_resolved_run_dir(
+                        f.canonical.as_deref().unwrap_or(&f.path),
+                    )
+                });
+            if through {
+                return None;
+            }
+            lines.push(
+                "neither /etc/resolv.conf nor the kubelet's resolv.conf goes through systemd-resolved"
+                    .to_owned(),
+            );
+            Some(ctx.finding(
+                "DNS-RESOLV-MANAGED-ELSEWHERE",
+                Severity::Info,
+                format!(
+                    "dhclient.conf would hand {} to systemd-resolved, which neither the host resolver nor the kubelet's file goes through here: latent until one does",
+                    bad.join(", ")
+                ),
+                std::mem::take(lines),
+                fix.to_owned(),
+            ))
         }
     }
 }

@@ -343,7 +343,7 @@ fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
     }
     let mut head = "dhclient runs here and writes the file anew at every lease".to_owned();
     match super::dhclient_script::writes(ctx.facts, &own) {
-        Writes::No(why) => {
+        Writes::No(why) | Writes::Resolved(why) => {
             return Some(format!(
                 "dhclient runs here, but its dhclient-script does not write /etc/resolv.conf ({}), so nothing rewrites it",
                 why.join("; ")

@@ -8362,7 +8362,7 @@ fn ubuntu_s_resolved_hooks_count_as_handing_the_servers_on() {
         "{f:?}"
     );
     assert!(
-        f.evidence.contains(&format!("{enter}/resolved:24 redefines make_resolv_conf to hand the lease's servers to systemd-resolved: they reach the resolver")),
+        f.evidence.contains(&format!("{enter}/resolved:24 redefines make_resolv_conf to hand the lease's servers to systemd-resolved instead of writing /etc/resolv.conf")),
         "{f:?}"
     );
     // Sourced after nodnsupdate (run-parts' byte order), it wins; a do-nothing hook sorted
@@ -8413,6 +8413,80 @@ fn ubuntu_s_resolved_hooks_count_as_handing_the_servers_on() {
         "{f:?}"
     );
     assert_eq!(exit("disabled").severity, Severity::Info);
+    // The summary says where the servers go; dhclient-script itself writes no file, so a
+    // lock on /etc/resolv.conf changes nothing and the playbooks hear "no".
+    assert!(
+        f.summary.starts_with("dhclient-script's hooks hand 127.0.0.1 to systemd-resolved, the host resolver, at every lease"),
+        "{f:?}"
+    );
+    let locked = hooks_edited(|raw| {
+        raw.file(
+            "/etc/dhcp/dhclient-exit-hooks.d/resolved",
+            FileState::Present,
+            Some(b"resolvectl dns \"$interface\" $new_domain_name_servers\n"),
+        );
+        crate::testing::set_command(
+            raw,
+            crate::facts::network_manager::RESOLV_CONF_ATTR,
+            "----i---------e------- /etc/resolv.conf\n",
+            0,
+        );
+    });
+    assert_eq!(locked.severity, Severity::High, "{locked:?}");
+    // Where neither /etc/resolv.conf nor the kubelet's file goes through systemd-resolved,
+    // the servers it is handed reach neither: latent.
+    let apart = hooks_edited(|raw| {
+        raw.file(
+            "/etc/dhcp/dhclient-exit-hooks.d/resolved",
+            FileState::Present,
+            Some(b"resolvectl dns \"$interface\" $new_domain_name_servers\n"),
+        );
+        let etc = raw.files.get_mut("/etc/resolv.conf").expect("resolv.conf");
+        etc.symlink_target = None;
+        etc.canonical = None;
+        raw.file(
+            "/etc/resolv.conf",
+            FileState::Present,
+            Some(b"nameserver 192.0.2.53\n"),
+        );
+        let conf = "/etc/kubernetes/kubelet-config.yaml";
+        let text = String::from_utf8_lossy(&raw.get(conf).expect("config").content)
+            .replace("/run/systemd/resolve/resolv.conf", "/etc/resolv.conf");
+        raw.file(conf, FileState::Present, Some(text.as_bytes()));
+    });
+    assert_eq!(
+        (apart.severity, apart.status),
+        (Severity::Info, FindingStatus::Failed),
+        "{apart:?}"
+    );
+    assert!(
+        apart.evidence.iter().any(|e| e == "neither /etc/resolv.conf nor the kubelet's resolv.conf goes through systemd-resolved"),
+        "{apart:?}"
+    );
+    // An exit hook that could not be read, or an enter hook sh refuses (dash ends the
+    // script before its exit hooks): not known.
+    let unread = hooks_edited(|raw| {
+        raw.file(
+            "/etc/dhcp/dhclient-exit-hooks.d/resolved",
+            FileState::Unreadable,
+            None,
+        );
+        enabled(raw, "enabled");
+    });
+    assert_eq!(unread.status, FindingStatus::Unknown, "{unread:?}");
+    let refused = hooks_edited(|raw| {
+        raw.file(
+            &format!("{enter}/zz-broken"),
+            FileState::Present,
+            Some(b"make_resolv_conf() { }\n"),
+        );
+        raw.file(
+            "/etc/dhcp/dhclient-exit-hooks.d/resolved",
+            FileState::Present,
+            Some(b"resolvectl dns \"$interface\" $new_domain_name_servers\n"),
+        );
+    });
+    assert_eq!(refused.status, FindingStatus::Unknown, "{refused:?}");
     // An exit hook name run-parts passes over is never sourced.
     let f = hooks_edited(|raw| {
         raw.file(
