@@ -137,8 +137,20 @@ pub fn build(
     context["iptables_wanted"] = json!(iptables);
     context["ip6tables_wanted"] = json!(ip6tables);
     context["forwarding_wanted"] = json!(forwarding);
-    // The forwarding keys to set and persist: those of the families pod DNS goes by.
-    let forwarding_keys = crate::diagnose::rules::forwarding_keys(&rules_ctx);
+    forwarding_context(&mut context, facts, &rules_ctx);
+    context
+}
+
+/// The forwarding keys to set and persist (those of the families pod DNS goes by), whether
+/// IPv6 forwarding turns on by them, and what the playbook names and does not do: a line
+/// systemd's udev rule applies to the pods' interface as it appears, the pods' bridge off
+/// now.
+fn forwarding_context(
+    context: &mut Value,
+    facts: &NodeFacts,
+    rules_ctx: &crate::diagnose::rules::Ctx,
+) {
+    let forwarding_keys = crate::diagnose::rules::forwarding_keys(rules_ctx);
     let v6 = crate::diagnose::rules::Family::V6.key();
     context["ipv6_forwarding_turns_on"] = json!(
         forwarding_keys.contains(&v6)
@@ -148,10 +160,7 @@ pub fn build(
                 .is_none_or(|s| s.live != Observed::Known("1".to_owned()))
     );
     context["forwarding_keys"] = json!(forwarding_keys);
-    // What the playbook names and does not do: a line systemd's udev rule applies to the
-    // pods' interface as it appears, the pods' bridge off now.
-    context["forwarding_notes"] = json!(crate::diagnose::rules::forwarding_notes(&rules_ctx));
-    context
+    context["forwarding_notes"] = json!(crate::diagnose::rules::forwarding_notes(rules_ctx));
 }
 
 /// systemd-resolved's uplink file lists only real servers and stays so: not where the next

@@ -1774,33 +1774,45 @@ fn dhclient_read_finding(
             .addresses
             .iter()
             .any(|ip| !is_loopback(*ip) && !ctx.cluster.contains(ip));
-    let (mut severity, mut summary) = dhclient_harm(ctx, bad, real, &mut evidence);
-    match nm {
-        Some(NmLease::Elsewhere(why)) => {
-            severity = severity.min(Severity::Warning);
-            summary = why;
-        }
-        Some(_) => {
-            summary = summary
-                .replacen("dhclient writes", "NetworkManager writes dhclient's", 1)
-                .replacen("at every lease", "at every lease it brings", 1);
-        }
-        None if via_resolved => {
-            summary = summary
-                .replacen("dhclient writes", "dhclient-script's hooks hand", 1)
-                .replacen(
-                    "into the host resolver",
-                    "to systemd-resolved, the host resolver,",
-                    1,
-                );
-        }
-        None => {}
-    }
+    let (severity, summary) = dhclient_harm(ctx, bad, real, &mut evidence);
+    let (severity, summary) = said_of_the_writer(nm, via_resolved, severity, summary);
     let mut finding = ctx.finding(id, severity, summary, evidence, fix);
     if unblocked || script_unknown {
         finding.status = crate::diagnose::FindingStatus::Unknown;
     }
     finding
+}
+
+/// The summary [`dhclient_harm`] gave, said of what writes the servers where that is not
+/// dhclient-script: NetworkManager (at most a warning where it hands them to a resolver
+/// of its own choosing, as its settings say), or the hooks that hand them to
+/// systemd-resolved (`via_resolved`).
+fn said_of_the_writer(
+    nm: Option<NmLease>,
+    via_resolved: bool,
+    severity: Severity,
+    summary: String,
+) -> (Severity, String) {
+    match nm {
+        Some(NmLease::Elsewhere(why)) => (severity.min(Severity::Warning), why),
+        Some(_) => (
+            severity,
+            summary
+                .replacen("dhclient writes", "NetworkManager writes dhclient's", 1)
+                .replacen("at every lease", "at every lease it brings", 1),
+        ),
+        None if via_resolved => (
+            severity,
+            summary
+                .replacen("dhclient writes", "dhclient-script's hooks hand", 1)
+                .replacen(
+                    "into the host resolver",
+                    "to systemd-resolved, the host resolver,",
+                    1,
+                ),
+        ),
+        None => (severity, summary),
+    }
 }
 
 /// DNS-RESOLV-MANAGED-ELSEWHERE where the dhclient-script `readers` run does not write

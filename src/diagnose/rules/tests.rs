@@ -8413,12 +8413,57 @@ fn ubuntu_s_resolved_hooks_count_as_handing_the_servers_on() {
         "{f:?}"
     );
     assert_eq!(exit("disabled").severity, Severity::Info);
-    // The summary says where the servers go; dhclient-script itself writes no file, so a
-    // lock on /etc/resolv.conf changes nothing and the playbooks hear "no".
+    // An exit hook name run-parts passes over is never sourced.
+    let f = hooks_edited(|raw| {
+        raw.file(
+            "/etc/dhcp/dhclient-exit-hooks.d/resolved.sh",
+            FileState::Present,
+            Some(b"resolvectl dns \"$interface\" $new_domain_name_servers\n"),
+        );
+        enabled(raw, "enabled");
+    });
+    assert_eq!(f.severity, Severity::Info, "{f:?}");
+    // A dhclient that runs another script (-sf): its hooks are not dhclient-script's.
+    let f = hooks_edited(|raw| {
+        raw.file(
+            "/proc/912/cmdline",
+            FileState::Present,
+            Some(b"/sbin/dhclient\0-sf\0/usr/local/sbin/lease-hook\0ens5\0"),
+        );
+    });
+    assert_eq!(f.status, FindingStatus::Unknown, "{f:?}");
+    assert!(
+        f.evidence.iter().any(|e| e.starts_with(
+            "dhclient (pid 912) runs /usr/local/sbin/lease-hook (-sf), not dhclient-script"
+        )),
+        "{f:?}"
+    );
+}
+
+/// Servers a hook hands to systemd-resolved are said to go there, and judged by what goes
+/// through it: as written where /etc/resolv.conf or the kubelet's file does (a lock on
+/// /etc/resolv.conf stops nothing then), latent where neither does; not known where an
+/// exit hook could not be read, or an enter hook sh refuses ends the script first (dash).
+#[test]
+fn servers_handed_to_systemd_resolved_are_judged_by_what_goes_through_it() {
+    use crate::facts::raw::FileState;
+    let enter = "/etc/dhcp/dhclient-enter-hooks.d";
+    let enabled = |raw: &mut crate::facts::raw::RawFacts, state: &str| {
+        crate::testing::set_command(raw, "resolved-enabled", &format!("{state}\n"), 0);
+    };
+    let f = hooks_edited(|raw| {
+        raw.file(
+            "/etc/dhcp/dhclient-exit-hooks.d/resolved",
+            FileState::Present,
+            Some(b"resolvectl dns \"$interface\" $new_domain_name_servers\n"),
+        );
+    });
+    assert_eq!(f.severity, Severity::High, "{f:?}");
     assert!(
         f.summary.starts_with("dhclient-script's hooks hand 127.0.0.1 to systemd-resolved, the host resolver, at every lease"),
         "{f:?}"
     );
+    // dhclient-script itself writes no file, so a lock on /etc/resolv.conf changes nothing.
     let locked = hooks_edited(|raw| {
         raw.file(
             "/etc/dhcp/dhclient-exit-hooks.d/resolved",
@@ -8487,31 +8532,6 @@ fn ubuntu_s_resolved_hooks_count_as_handing_the_servers_on() {
         );
     });
     assert_eq!(refused.status, FindingStatus::Unknown, "{refused:?}");
-    // An exit hook name run-parts passes over is never sourced.
-    let f = hooks_edited(|raw| {
-        raw.file(
-            "/etc/dhcp/dhclient-exit-hooks.d/resolved.sh",
-            FileState::Present,
-            Some(b"resolvectl dns \"$interface\" $new_domain_name_servers\n"),
-        );
-        enabled(raw, "enabled");
-    });
-    assert_eq!(f.severity, Severity::Info, "{f:?}");
-    // A dhclient that runs another script (-sf): its hooks are not dhclient-script's.
-    let f = hooks_edited(|raw| {
-        raw.file(
-            "/proc/912/cmdline",
-            FileState::Present,
-            Some(b"/sbin/dhclient\0-sf\0/usr/local/sbin/lease-hook\0ens5\0"),
-        );
-    });
-    assert_eq!(f.status, FindingStatus::Unknown, "{f:?}");
-    assert!(
-        f.evidence.iter().any(|e| e.starts_with(
-            "dhclient (pid 912) runs /usr/local/sbin/lease-hook (-sf), not dhclient-script"
-        )),
-        "{f:?}"
-    );
 }
 
 /// Red Hat's dhclient-script (VersatusHPC/rpms-dhcp @986801e1 dhclient-script) sources
