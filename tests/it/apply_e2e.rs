@@ -1379,6 +1379,29 @@ fn held_xdg(lab: &Lab) -> PathBuf {
     crate::common::masters::private_dir(lab, "xdg-held")
 }
 
+/// Kills process group `.0` (a dnsfix job) when dropped before [`KillGroupOnDrop::disarm`]:
+/// a test that fails before its job ends leaves no dnsfix behind, waiting at a question or
+/// on a node. Disarmed once the job is reaped, so that a later group with the same number
+/// is never hit.
+struct KillGroupOnDrop(Option<u32>);
+
+impl KillGroupOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for KillGroupOnDrop {
+    fn drop(&mut self) {
+        if let Some(group) = self.0 {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{group}")])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
 /// SIGINT to process group `group`, as the terminal's Ctrl-C.
 fn interrupt(group: u32) {
     let sent = Command::new("kill")
@@ -1416,11 +1439,13 @@ fn ctrl_c_lets_the_host_in_progress_finish_and_starts_no_other() {
         "json",
     ];
     let (child, group) = apply_held_at_restart(&lab, first, &args);
+    let job = KillGroupOnDrop(Some(group));
     interrupt(group);
     // The restart goes on once dnsfix has taken the interrupt.
     std::thread::sleep(Duration::from_millis(500));
     release_restart(&lab, first);
     let out = child.wait_with_output().expect("wait for dnsfix");
+    job.disarm();
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("interrupted: the hosts in progress finish"),
@@ -1455,10 +1480,12 @@ fn ctrl_c_lets_the_host_in_progress_finish_and_starts_no_other() {
     // host, the host in progress `pending` (interrupted), not failed for its lost ssh.
     let second = &order[1];
     let (child, group) = apply_held_at_restart(&lab, second, &["apply", path_str(&plan_path)]);
+    let job = KillGroupOnDrop(Some(group));
     interrupt(group);
     std::thread::sleep(Duration::from_millis(300));
     interrupt(group);
     let out = child.wait_with_output().expect("wait for dnsfix");
+    job.disarm();
     let xdg = held_xdg(&lab);
     let gone = crate::common::masters::wait_for(Duration::from_secs(5), || {
         crate::common::masters::ssh_processes(&xdg).is_empty()
@@ -1577,6 +1604,7 @@ fn ctrl_c_while_apply_plans_ends_it_with_nothing_changed() {
     let xdg = crate::common::masters::private_dir(&lab, "xdg-planning");
     let child = apply_job(&lab, &xdg, Stdio::null(), &["--forks", "1"]);
     let group = child.id();
+    let job = KillGroupOnDrop(Some(group));
     // The first node is done once the second one's ssh waits for its banner.
     let port = format!("-p {}", hangs.port);
     let waiting = crate::common::masters::wait_for(Duration::from_secs(30), || {
@@ -1592,6 +1620,7 @@ fn ctrl_c_while_apply_plans_ends_it_with_nothing_changed() {
     );
     interrupt(group);
     let out = child.wait_with_output().expect("wait for dnsfix");
+    job.disarm();
     assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -1625,6 +1654,7 @@ fn ctrl_c_at_the_apply_question_applies_nothing() {
     let terminal = nix::pty::openpty(None, None).expect("a pseudo-terminal");
     let mut child = apply_job(&lab, &xdg, Stdio::from(terminal.slave), &[]);
     let group = child.id();
+    let job = KillGroupOnDrop(Some(group));
     // stderr, read as it comes, until the question is asked.
     let mut stderr = child.stderr.take().expect("stderr");
     let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
@@ -1655,6 +1685,7 @@ fn ctrl_c_at_the_apply_question_applies_nothing() {
     }
     interrupt(group);
     let out = child.wait_with_output().expect("wait for dnsfix");
+    job.disarm();
     reader.join().expect("the stderr reader");
     seen.extend(rx.try_iter().flatten());
     drop(terminal.master);
@@ -3072,6 +3103,7 @@ fn a_run_killed_while_it_recreates_the_pods_is_finished_by_a_rerun() {
         .spawn()
         .expect("dnsfix starts");
     let group = child.id();
+    let job = KillGroupOnDrop(Some(group));
     wait_until(
         &format!("{node}'s pod was never deleted"),
         Duration::from_secs(60),
@@ -3110,6 +3142,7 @@ fn a_run_killed_while_it_recreates_the_pods_is_finished_by_a_rerun() {
         .expect("kill runs");
     assert!(sent.success(), "SIGKILL to process group {group}");
     let killed = child.wait_with_output().expect("wait for dnsfix");
+    job.disarm();
     lab.exec(
         &node,
         "rm -f /usr/local/sbin/kubectl; pkill -x -f 'sleep 39' || true",
