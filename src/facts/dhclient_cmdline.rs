@@ -104,6 +104,10 @@ pub struct DhclientCommand {
     /// The first option not known here, escaped: it may take the next word as its value,
     /// so which of the words are interfaces is not known (the `-cf` file still is).
     pub unknown: Option<String>,
+    /// Each `-e NAME=VALUE`, in order: dhclient puts them in its script's environment
+    /// (client/dhclient.c @572032cb `main`: `client_env`, `script_go`), before the script
+    /// sources anything.
+    pub env: Vec<String>,
 }
 
 impl DhclientCommand {
@@ -127,6 +131,7 @@ impl DhclientCommand {
             none: false,
             v6: false,
             unknown: None,
+            env: Vec::new(),
         };
         let mut v4 = false;
         let mut rest = args.iter().skip(1);
@@ -139,6 +144,8 @@ impl DhclientCommand {
                     out.conf = Some(value.clone());
                 } else if arg == "-sf" {
                     out.script = Some(value.clone());
+                } else if arg == "-e" {
+                    out.env.push(value.clone());
                 }
             } else if FLAGS.contains(&arg.as_str()) {
                 out.none |= arg == "-n";
@@ -193,6 +200,7 @@ mod tests {
                 none: false,
                 v6: false,
                 unknown: None,
+                env: vec!["IF_METRIC=100".into()],
             })
         );
     }

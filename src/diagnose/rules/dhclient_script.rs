@@ -407,6 +407,12 @@ fn red_hat_peerdns(raw: &RawFacts, runs: &[&DhclientRun]) -> (Option<bool>, Vec<
             global = Some((format!("{path}:{line}"), value));
         }
     }
+    if global.is_none() {
+        match env_peerdns(runs) {
+            Ok(env) => global = env,
+            Err(why) => return (None, vec![why]),
+        }
+    }
     let ifcfg_sets = raw
         .files_in(NETWORK_SCRIPTS)
         .filter(|(p, _)| p[NETWORK_SCRIPTS.len() + 1..].starts_with("ifcfg-"))
@@ -469,6 +475,35 @@ fn red_hat_peerdns(raw: &RawFacts, runs: &[&DhclientRun]) -> (Option<bool>, Vec<
     } else {
         (Some(false), says)
     }
+}
+
+/// The `PEERDNS` dhclient puts in its script's environment (`-e PEERDNS=VALUE`, the last one),
+/// where no file the script sources sets it: as `(where, value)`, none where no dhclient
+/// passes one. `Err` where the dhclients pass different ones (or some none), or a command
+/// line was not read.
+fn env_peerdns(runs: &[&DhclientRun]) -> Result<Option<(String, Option<String>)>, String> {
+    let mut seen: Vec<(u32, Option<String>)> = Vec::new();
+    for run in runs {
+        let Ok(command) = &run.command else {
+            continue;
+        };
+        let value = command
+            .env
+            .iter()
+            .filter_map(|e| e.strip_prefix("PEERDNS="))
+            .next_back()
+            .map(str::to_owned);
+        seen.push((run.pid, value));
+    }
+    let Some((pid, first)) = seen.first().cloned() else {
+        return Ok(None);
+    };
+    if seen.iter().any(|(_, v)| *v != first) {
+        return Err(
+            "the dhclients here pass different PEERDNS values to their script (-e PEERDNS=): which one holds for which interface is not known".to_owned(),
+        );
+    }
+    Ok(first.map(|v| (format!("dhclient (pid {pid}), its -e option"), Some(v))))
 }
 
 /// The `PEERDNS` Red Hat's dhclient-script has for `iface`: its `ifcfg-IFACE`'s, else the

@@ -8612,6 +8612,28 @@ fn red_hat_s_enter_hook_counts_where_executable_and_peerdns_where_it_is_no() {
         Some(b"DEVICE=eth1\nPEERDNS=yes\n"),
     );
     assert_eq!(judged(&other).status, FindingStatus::Unknown);
+    // dhclient's -e PEERDNS=no (the script's environment, before it sources anything)
+    // holds where no file sets it; an ifcfg file's PEERDNS=yes still wins over it.
+    let mut env = base.clone();
+    env.file(
+        "/proc/912/cmdline",
+        FileState::Present,
+        Some(b"/sbin/dhclient\0-1\0-q\0-cf\0/etc/dhcp/dhclient-ens5.conf\0-e\0PEERDNS=no\0ens5\0"),
+    );
+    let f = judged(&env);
+    assert_eq!(f.severity, Severity::Info, "{f:?}");
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.starts_with("dhclient (pid 912), its -e option: PEERDNS=no")),
+        "{f:?}"
+    );
+    env.file(
+        "/etc/sysconfig/network-scripts/ifcfg-ens5",
+        FileState::Present,
+        Some(b"DEVICE=ens5\nBOOTPROTO=dhcp\nPEERDNS=yes\n"),
+    );
+    assert_eq!(judged(&env).severity, Severity::High);
     // On Debian, PEERDNS is nothing to dhclient-script.
     let debian = crate::testing::rules_fixture(
         "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-example-prepend-loopback",
