@@ -32,6 +32,10 @@
 //! nor file (`config_parse_many_files` returns it, `manager_parse_config_file` too, before
 //! it sets up its compiled-in fallback servers, and resolved only logs "Failed to parse
 //! configuration file"), so what follows it is not read ([`ResolvedConf::stopped_at`]).
+//! The UTF-8 check came in v239 (systemd 78d17fa0, "conf-parser: reject utf8-invalid
+//! lines", read in systemd-stable's v238 and v239 tags): before, such a line is read as any
+//! other ([`UTF8_STOPS_SINCE`]), and where the version is not known, where it may stop is
+//! kept apart ([`ResolvedConf::maybe_stopped_at`]).
 //!
 //! [`RESOLVED_DROPIN_DIRS`]: super::raw::RESOLVED_DROPIN_DIRS
 
@@ -199,9 +203,36 @@ pub struct ResolvedConf {
     /// Why what it reads is not known in full: a main file whose reading is not known
     /// ([`MainFile::Unknown`]) sets something, or stops the parser.
     pub unsettled: Option<String>,
-    /// Where the parser stops in a main file whose reading is not known, as `stopped_at`:
-    /// if systemd-resolved reads that file, it reads nothing after that line.
-    pub maybe_stopped_at: Option<(String, String)>,
+    /// Where the parser may stop, as `stopped_at`, with why that is not known: in a main
+    /// file whose reading is not known, or at a line that is not valid UTF-8 where the
+    /// version of systemd is not known (its parser stops there from 239 on). If it does, it
+    /// reads nothing after that line.
+    pub maybe_stopped_at: Option<(String, String, String)>,
+}
+
+/// From this systemd on, a line that is not valid UTF-8 stops the parser (systemd
+/// 78d17fa0, "conf-parser: reject utf8-invalid lines", first in v239); before, the line was
+/// read as any other, and the value that does not parse (a `DNS=` word that is no
+/// address) dropped with a warning (v219 to v238 `parse_line` has no such check;
+/// resolved-conf.c "Ignoring invalid DNS address").
+pub const UTF8_STOPS_SINCE: u32 = 239;
+
+/// Whether a line that is not valid UTF-8 stops the parser of the systemd `raw` has
+/// ([`UTF8_STOPS_SINCE`]): `Err` with why where its version is not known, or its libraries
+/// name versions on both sides.
+fn utf8_stops(raw: &RawFacts) -> Result<bool, String> {
+    let versions = systemd_versions(raw);
+    let since = |v: &u32| *v >= UTF8_STOPS_SINCE;
+    match (versions.first(), versions.last()) {
+        (Some(low), _) if since(low) => Ok(true),
+        (_, Some(high)) if !since(high) => Ok(false),
+        (Some(low), Some(high)) => Err(format!(
+            "systemd's parser stops at a line that is not valid UTF-8 from {UTF8_STOPS_SINCE} on, and libsystemd-shared of both {low} and {high} are there: which one runs is not known"
+        )),
+        _ => Err(format!(
+            "systemd's parser stops at a line that is not valid UTF-8 from {UTF8_STOPS_SINCE} on, and its version is not known (no libsystemd-shared-*.so found)"
+        )),
+    }
 }
 
 impl ResolvedConf {
@@ -217,14 +248,19 @@ impl ResolvedConf {
                 .map(|t| t.into_owned())
         };
         let unclean = |path: &str, text: &str| unclean_lines(raw, path, text);
+        let utf8 = utf8_stops(raw);
         if let MainFile::Unknown(path, why) = &conf.main {
             // Whether it is read matters only where it sets something or stops the parser.
             let mut alone = ResolvedConf::default();
             let text = text_of(path).unwrap_or_default();
-            if !alone.parse(path, &text, &unclean(path, &text)) || !alone.settings.is_empty() {
+            if !alone.parse(path, &text, &unclean(path, &text), &utf8) || !alone.settings.is_empty()
+            {
                 conf.unsettled = Some(why.clone());
             }
-            conf.maybe_stopped_at = alone.stopped_at;
+            conf.maybe_stopped_at = alone
+                .stopped_at
+                .map(|(at, line)| (at, line, why.clone()))
+                .or(alone.maybe_stopped_at);
         }
         let main = conf
             .main
@@ -232,7 +268,7 @@ impl ResolvedConf {
             .and_then(|path| Some((path.to_owned(), text_of(path)?)));
         let dropins = super::sysctl::conf_d_files(raw, &super::raw::RESOLVED_DROPIN_DIRS);
         for (path, text) in main.into_iter().chain(dropins) {
-            if !conf.parse(&path, &text, &unclean(&path, &text)) {
+            if !conf.parse(&path, &text, &unclean(&path, &text), &utf8) {
                 break;
             }
         }
@@ -240,15 +276,35 @@ impl ResolvedConf {
     }
 
     /// Reads the file `path`, `text`, into it, the lines `unclean` not valid UTF-8 as the node
-    /// has them; false where its parser stops there.
-    fn parse(&mut self, path: &str, text: &str, unclean: &[usize]) -> bool {
+    /// has them, which stop the parser as `utf8` says ([`utf8_stops`]); false where its
+    /// parser stops there. Where that is not known, the line is read as systemd before 239
+    /// reads it, and where it may stop is kept, with why.
+    fn parse(
+        &mut self,
+        path: &str,
+        text: &str,
+        unclean: &[usize],
+        utf8: &Result<bool, String>,
+    ) -> bool {
         let mut in_resolve = false;
         for (line, joined, clean) in logical_lines(text, unclean) {
             let trimmed = joined.trim();
             if !clean && !trimmed.is_empty() {
                 let text = crate::text::escape(trimmed).into_owned();
-                self.stopped_at = Some((format!("{path}:{line}"), text));
-                return false;
+                match utf8 {
+                    Ok(true) => {
+                        self.stopped_at = Some((format!("{path}:{line}"), text));
+                        return false;
+                    }
+                    Ok(false) => {}
+                    Err(why) => {
+                        if self.maybe_stopped_at.is_none() {
+                            self.maybe_stopped_at =
+                                Some((format!("{path}:{line}"), text, why.clone()));
+                            self.unsettled.get_or_insert_with(|| why.clone());
+                        }
+                    }
+                }
             }
             if trimmed.starts_with('[') {
                 if !trimmed.ends_with(']') || !is_safe(&trimmed[1..trimmed.len() - 1]) {
@@ -698,6 +754,7 @@ mod tests {
     #[test]
     fn a_line_that_is_not_utf8_stops_the_reading() {
         let mut raw = raw_from(&[(ETC_MAIN, "[Resolve]\nDNS=192.0.2.1\n")]);
+        raw.file(LIB_252, FileState::Present, Some(b""));
         raw.file(
             "/etc/systemd/resolved.conf.d/10-site.conf",
             FileState::Present,
@@ -716,15 +773,70 @@ mod tests {
             Some("/etc/systemd/resolved.conf.d/10-site.conf:4".to_owned())
         );
         // Valid UTF-8 that systemd refuses: a noncharacter, in a continued line.
-        let nonchar = raw_from(&[(
+        let mut nonchar = raw_from(&[(
             ETC_MAIN,
             "[Resolve]\nDNS=192.0.2.1 \\\n \u{fdd0}\nDNS=192.0.2.2\n",
         )]);
+        nonchar.file(LIB_252, FileState::Present, Some(b""));
         let conf = ResolvedConf::read(&nonchar);
         assert!(conf.settings.is_empty());
         assert_eq!(
             conf.stopped_at.map(|(at, _)| at),
             Some("/etc/systemd/resolved.conf:2".to_owned())
         );
+    }
+
+    /// The library systemd 252 installs on Debian 12.
+    const LIB_252: &str = "/usr/lib/x86_64-linux-gnu/systemd/libsystemd-shared-252.so";
+
+    /// Before systemd 239 a line that is not valid UTF-8 is read as any other (its value
+    /// dropped where it does not parse); where the version is not known, the reading goes on
+    /// as before 239 and where it may stop is kept, with why, and the reading is unsettled.
+    #[test]
+    fn a_line_that_is_not_utf8_stops_the_reading_from_systemd_239_on() {
+        let text: &[u8] = b"[Resolve]\nDNS=192.0.2.1\nDomains=m\xfcller.example\nDNS=192.0.2.3\n";
+        let node = |lib: Option<&str>| {
+            let mut raw = RawFacts::default();
+            raw.file(ETC_MAIN, FileState::Present, Some(text));
+            if let Some(lib) = lib {
+                raw.file(lib, FileState::Present, Some(b""));
+            }
+            ResolvedConf::read(&raw)
+        };
+        let values = |conf: &ResolvedConf| {
+            conf.settings
+                .iter()
+                .map(|s| s.key.clone())
+                .collect::<Vec<_>>()
+        };
+        let old = node(Some("/lib/systemd/libsystemd-shared-237.so"));
+        assert_eq!(values(&old), ["DNS", "Domains", "DNS"]);
+        assert!(
+            old.stopped_at.is_none() && old.maybe_stopped_at.is_none() && old.unsettled.is_none()
+        );
+        let new = node(Some(LIB_252));
+        assert_eq!(values(&new), ["DNS"]);
+        assert_eq!(
+            new.stopped_at.map(|(at, _)| at).as_deref(),
+            Some("/etc/systemd/resolved.conf:3")
+        );
+        for unknown in [node(None), {
+            let mut raw = RawFacts::default();
+            raw.file(ETC_MAIN, FileState::Present, Some(text));
+            raw.file(
+                "/lib/systemd/libsystemd-shared-237.so",
+                FileState::Present,
+                Some(b""),
+            );
+            raw.file(LIB_252, FileState::Present, Some(b""));
+            ResolvedConf::read(&raw)
+        }] {
+            assert_eq!(values(&unknown), ["DNS", "Domains", "DNS"]);
+            assert!(unknown.stopped_at.is_none());
+            let (at, _, why) = unknown.maybe_stopped_at.clone().expect("may stop");
+            assert_eq!(at, "/etc/systemd/resolved.conf:3");
+            assert!(why.contains("from 239 on"), "{why}");
+            assert!(unknown.unsettled.is_some());
+        }
     }
 }

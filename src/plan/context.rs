@@ -852,15 +852,24 @@ fn resolved_stops_before_ours(facts: &NodeFacts) -> String {
     }
 }
 
-/// Where systemd-resolved's parser stops in a main file it may or may not read (its version
-/// is not known: [`crate::facts::resolved_conf::MainFile::Unknown`]), as
-/// `PATH:LINE: LINE`, else empty: if it reads that file, it never reaches
-/// host-upstream-dns's drop-in.
+/// Where systemd-resolved's parser may stop before host-upstream-dns's drop-in, and why
+/// that is not known, as `PATH:LINE: LINE (WHY)`, else empty: in a main file it may or
+/// may not read (its version is not known:
+/// [`crate::facts::resolved_conf::MainFile::Unknown`]), or at a line that is not valid
+/// UTF-8 where its version is not known (it stops there from 239 on). If it does, it never
+/// reaches the drop-in. Not where it is known to stop earlier.
 fn resolved_may_stop_before_ours(facts: &NodeFacts) -> String {
-    use crate::facts::resolved_conf::ResolvedConf;
-    match ResolvedConf::read(&facts.raw).maybe_stopped_at {
-        Some((at, line)) => format!("{at}: {line}"),
-        None => String::new(),
+    use crate::facts::resolved_conf::{ResolvedConf, is_main_path};
+    let conf = ResolvedConf::read(&facts.raw);
+    let Some((at, line, why)) = conf.maybe_stopped_at else {
+        return String::new();
+    };
+    let path = at.rsplit_once(':').map_or(at.as_str(), |(path, _)| path);
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if is_main_path(path) || name < "zz-dnsfix-upstream.conf" {
+        format!("{at}: {line} ({why})")
+    } else {
+        String::new()
     }
 }
 

@@ -99,10 +99,15 @@ for d in usr opt srv; do
   lower=
   [ -d "$tree/$d" ] && lower="$tree/$d:"
   [ "$d" = usr ] && [ -d "$tmp/lib-as-usr" ] && lower="$lower$tmp/lib-as-usr:"
-  if [ -n "$lower" ] && [ -d "/$d" ]; then
+  if { [ -n "$lower" ] || [ "$d" = usr ]; } && [ -d "/$d" ]; then
     mkdir -p "$tmp/upper-$d" "$tmp/work-$d"
     mount -t overlay overlay -o "lowerdir=$lower/$d,upperdir=$tmp/upper-$d,workdir=$tmp/work-$d" "/$d"
   fi
+done
+# systemd's private library names its version: the tree's alone, not this machine's (the
+# overlay's upper layer takes the removal; this machine's /usr is untouched).
+for x in /usr/lib/systemd/libsystemd-shared-*.so /usr/lib64/systemd/libsystemd-shared-*.so /usr/lib/*/systemd/libsystemd-shared-*.so; do
+  if [ -e "$x" ] && [ ! -e "$tree$x" ] && [ ! -e "$tmp/lib-as-usr${x#/usr}" ]; then rm -f "$x"; fi
 done
 # The tree's hostname, in a UTS namespace of the test's own.
 if [ -f "$tree/proc/sys/kernel/hostname" ]; then

@@ -751,33 +751,63 @@ fn host_upstream_dns_stops_where_resolved_stops_reading_before_its_drop_in() {
 }
 
 /// A main file outside /etc (/usr/lib/systemd/resolved.conf, where openSUSE and Fedora ship
-/// it) is read from systemd 256 on; with no libsystemd-shared-*.so to tell the version,
-/// whether it is read is not known. Where it would stop the parser, host-upstream-dns stops
-/// too, naming the line and why: written, its drop-in may change nothing. Where systemd is
-/// known to be 252, the file is not read, and the drop-in is written.
+/// it) is read from systemd 256 on, and a line that is not valid UTF-8 stops the parser from
+/// 239 on: with no libsystemd-shared-*.so to tell the version, whether the parser stops
+/// there is not known. Where it may, host-upstream-dns stops too, naming the line and why:
+/// written, its drop-in may change nothing. Where the version is known, it stops (a stop it
+/// knows) or writes the drop-in.
 #[test]
-fn host_upstream_dns_stops_where_a_main_file_it_may_read_stops_resolved() {
+fn host_upstream_dns_stops_where_resolved_may_stop_before_its_drop_in() {
     let copy = fixture_copy(
         "DNS-CLUSTER-SELF-FORWARD/nodelocal-only-with-upstream-dns-servers",
-        "resolved-usr-main-broken",
+        "resolved-may-stop",
     );
-    std::fs::remove_file(copy.tree.join("etc/systemd/resolved.conf")).expect("main file");
+    let may_stop = "systemd-resolved may stop reading its configuration at this line";
+    let written = "+ /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf";
+    let main = copy.tree.join("etc/systemd/resolved.conf");
+    let kept = std::fs::read(&main).expect("main file");
+    std::fs::remove_file(&main).expect("main file");
     let usr = copy.tree.join("usr/lib/systemd");
     std::fs::create_dir_all(&usr).expect("mkdir");
     std::fs::write(usr.join("resolved.conf"), "[Resolve\nDNS=192.0.2.53\n").expect("main file");
     let text = plan_with_upstream(&copy);
     assert!(
-        text.contains(
-            "/usr/lib/systemd/resolved.conf:1: [Resolve: systemd-resolved reads this file from systemd 256 on, and which systemd runs here is not known"
-        ) && text.contains("if it does, it stops reading")
-            && !text.contains("+ /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf"),
+        text.contains(&format!(
+            "/usr/lib/systemd/resolved.conf:1: [Resolve (systemd reads /usr/lib/systemd/resolved.conf from 256 on, and its version is not known (no libsystemd-shared-*.so found)): {may_stop}"
+        )) && !text.contains(written),
         "{text}"
     );
-    std::fs::write(usr.join("libsystemd-shared-252.so"), "").expect("library");
+    let lib = usr.join("libsystemd-shared-252.so");
+    std::fs::write(&lib, "").expect("library");
+    let text = plan_with_upstream(&copy);
+    assert!(!text.contains(may_stop) && text.contains(written), "{text}");
+    // A drop-in line that is not valid UTF-8, read before dnsfix's.
+    std::fs::remove_file(usr.join("resolved.conf")).expect("main file");
+    std::fs::write(&main, kept).expect("main file");
+    std::fs::write(
+        copy.tree.join("etc/systemd/resolved.conf.d/50-site.conf"),
+        b"[Resolve]\nDomains=m\xfcller.example\n",
+    )
+    .expect("drop-in");
     let text = plan_with_upstream(&copy);
     assert!(
-        !text.contains("systemd-resolved reads this file")
-            && text.contains("+ /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf"),
+        text.contains("/etc/systemd/resolved.conf.d/50-site.conf:2: Domains=m")
+            && text.contains("systemd-resolved stops reading")
+            && !text.contains(written),
+        "{text}"
+    );
+    std::fs::remove_file(&lib).expect("library");
+    let text = plan_with_upstream(&copy);
+    assert!(
+        text.contains("from 239 on, and its version is not known")
+            && text.contains(may_stop)
+            && !text.contains(written),
+        "{text}"
+    );
+    std::fs::write(usr.join("libsystemd-shared-237.so"), "").expect("library");
+    let text = plan_with_upstream(&copy);
+    assert!(
+        !text.contains(may_stop) && !text.contains("stops reading") && text.contains(written),
         "{text}"
     );
     let _ = std::fs::remove_dir_all(&copy.dir);
