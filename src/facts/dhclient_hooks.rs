@@ -107,11 +107,16 @@ const OPS: [&str; 13] = [
     ";;", "&&", "||", ">>", "<<", ";", "&", "|", "(", ")", "<", ">", "\n",
 ];
 
-/// The tokens of `text`, and whether it ended inside a quote or a `$( )`.
+/// The tokens of `text`, and whether it ended inside a quote or a `$( )`. A here-document's
+/// lines (after `<<WORD` or `<<-WORD`, from the next line to the one that is WORD, tabs
+/// before it taken away for `<<-`) are text, no tokens: the newline before them stands for
+/// them.
 fn tokens(text: &str) -> (Vec<Tok>, bool) {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
     let (mut i, mut line, mut open) = (0, 1, false);
+    // The here-documents whose lines start at the next newline: delimiter, `<<-`.
+    let mut heredocs: Vec<(String, bool)> = Vec::new();
     while i < chars.len() {
         let c = chars[i];
         if c == '\\' && chars.get(i + 1) == Some(&'\n') {
@@ -125,20 +130,60 @@ fn tokens(text: &str) -> (Vec<Tok>, bool) {
             }
         } else if let Some(op) = OPS.iter().find(|op| starts(&chars[i..], op)) {
             out.push(Tok::Op(op, line));
+            i += op.len();
             if *op == "\n" {
                 line += 1;
+                for (delimiter, tabs) in std::mem::take(&mut heredocs) {
+                    (i, line) = skip_heredoc(&chars, i, line, &delimiter, tabs);
+                }
             }
-            i += op.len();
         } else {
             let start = line;
             let (word, quoted, next, lines, cut) = word(&chars, i);
             open |= cut;
             line += lines;
             i = next;
+            if matches!(out.last(), Some(Tok::Op("<<", _))) {
+                heredocs.push(match word.strip_prefix('-') {
+                    Some(rest) => (rest.to_owned(), true),
+                    None => (word.clone(), false),
+                });
+            }
             out.push(Tok::Word(word, quoted, start));
         }
     }
     (out, open)
+}
+
+/// Past the here-document whose lines start at `chars[i]` (line `line`): where the line
+/// after its delimiter line starts, and that line's number; the end of the text where no
+/// line is the delimiter (sh takes the rest as the document).
+fn skip_heredoc(
+    chars: &[char],
+    mut i: usize,
+    mut line: usize,
+    delimiter: &str,
+    tabs: bool,
+) -> (usize, usize) {
+    while i < chars.len() {
+        let end = chars[i..]
+            .iter()
+            .position(|&c| c == '\n')
+            .map_or(chars.len(), |k| i + k);
+        let mut text = &chars[i..end];
+        if tabs {
+            while let ['\t', rest @ ..] = text {
+                text = rest;
+            }
+        }
+        let is_end = text.iter().copied().eq(delimiter.chars());
+        i = (end + 1).min(chars.len());
+        line += 1;
+        if is_end {
+            break;
+        }
+    }
+    (i, line)
 }
 
 fn starts(chars: &[char], op: &str) -> bool {
@@ -242,25 +287,39 @@ enum Branch {
 }
 
 /// How far a condition has spelled `systemctl [-q] is-enabled [-q] systemd-resolved` (the
-/// stock hooks' guard, whose exit status is systemctl(1)'s is-enabled table's).
+/// stock hooks' guard, whose exit status is systemctl(1)'s is-enabled table's), as the last
+/// command of the condition: `&&` and `|` before it, redirections after it, nothing else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct Guard {
-    /// 0: nothing yet; 1: `systemctl`; 2: `is-enabled`; 3: `systemd-resolved`, whole.
+    /// 0: nothing yet; 1: `systemctl` starting a command; 2: `is-enabled`; 3:
+    /// `systemd-resolved`; 4: that command ended (`;` or a newline): only `then` may come.
     step: u8,
-    /// A `!`, an `||` or an `elif`: whatever it spells, it is no guard.
+    /// The last token was a redirection operator (`>`, `<`, `>>`): an `&` is part of it.
+    redirecting: bool,
+    /// A `!`, an `||`, a pipe, `&&` or another command after it, or an `elif`: whatever it
+    /// spells, it is no guard.
     spoilt: bool,
 }
 
 impl Guard {
-    /// The next word of the condition.
-    fn word(&mut self, w: &str) {
+    /// The next word of the condition; `start`: it starts a command.
+    fn word(&mut self, w: &str, start: bool) {
+        let redirected = std::mem::take(&mut self.redirecting);
         self.step = match (self.step, w) {
-            (3, _) => 3,
+            (4, _) => {
+                self.spoilt = true;
+                4
+            }
+            (3, _) if redirected || !start => 3,
+            (3, _) => {
+                self.spoilt = true;
+                3
+            }
             (_, "!") => {
                 self.spoilt = true;
                 self.step
             }
-            (_, "systemctl") => 1,
+            (_, "systemctl") if start => 1,
             (1 | 2, w) if w.starts_with('-') => self.step,
             (1, "is-enabled") => 2,
             (2, "systemd-resolved" | "systemd-resolved.service") => 3,
@@ -268,19 +327,37 @@ impl Guard {
         };
     }
 
+    /// The next operator of the condition.
+    fn op(&mut self, op: &str) {
+        let redirected = std::mem::take(&mut self.redirecting);
+        match (self.step, op) {
+            (_, "||") => self.spoilt = true,
+            (_, ">" | "<" | ">>") => self.redirecting = true,
+            // `2>&1`: the `1` after it is the redirection's too.
+            (3, "&") if redirected => self.redirecting = true,
+            (3 | 4, ";" | "\n") => self.step = 4,
+            (3 | 4, _) => self.spoilt = true,
+            _ => {}
+        }
+    }
+
     fn holds(self) -> bool {
-        self.step == 3 && !self.spoilt
+        self.step >= 3 && !self.spoilt
     }
 }
 
 /// One place a hook hands the lease's servers to systemd-resolved: `resolvectl dns`,
-/// `systemd-resolve --set-dns`, or a redirection into /run/systemd/resolved.conf.d.
+/// `systemd-resolve --set-dns`, or a redirection into /run/systemd/resolved.conf.d (or a
+/// variable assigned that directory before).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandOver {
     /// Its 1-based line.
     pub line: usize,
     /// In the `then` commands of an `if` guarded by `systemctl is-enabled systemd-resolved`.
     pub resolved_guard: bool,
+    /// Inside a compound command other than such a guard or a `case` (another `if`
+    /// branch, a loop, a function, `{ }`, `( )`): whether it runs is not known.
+    pub nested: bool,
 }
 
 /// What `text`, a hook dhclient-script sources, does to `make_resolv_conf`.
@@ -288,6 +365,8 @@ pub fn hook(text: &str) -> Hook {
     let (toks, cut) = tokens(text);
     let mut definitions: Vec<Definition> = Vec::new();
     let mut hand_overs: Vec<HandOver> = Vec::new();
+    // The variables assigned the drop-in directory (`statedir=/run/systemd/resolved.conf.d`).
+    let mut drop_in_vars: Vec<String> = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
     // At the start of a command (where a reserved word or a definition can stand).
     let mut start = true;
@@ -305,18 +384,23 @@ pub fn hook(text: &str) -> Hook {
         if let Some(Frame::If(Branch::Condition(guard))) = stack.last_mut() {
             match &toks[i] {
                 Tok::Word(w, false, _) if start && w == "then" => {}
-                Tok::Word(w, _, _) => guard.word(w),
-                Tok::Op("||", _) => guard.spoilt = true,
-                Tok::Op(..) => {}
+                Tok::Word(w, _, _) => guard.word(w, start),
+                Tok::Op(op, _) => guard.op(op),
             }
         }
-        if !definitions_cover(&stack)
-            && let Some(line) = hand_over(&toks, i, start)
-        {
-            hand_overs.push(HandOver {
-                line,
-                resolved_guard: resolved_guard(&stack),
-            });
+        if !at_pattern && !definitions_cover(&stack) {
+            if let Some(name) = drop_in_variable(&toks[i], start) {
+                drop_in_vars.push(name);
+            }
+            if let Some(line) = hand_over(&toks, i, start, &drop_in_vars) {
+                hand_overs.push(HandOver {
+                    line,
+                    resolved_guard: resolved_guard(&stack),
+                    nested: stack.iter().any(|f| {
+                        !matches!(f, Frame::Case(_)) && *f != Frame::If(Branch::Then(true))
+                    }),
+                });
+            }
         }
         match &toks[i] {
             Tok::Op(op, _) if at_pattern => {
@@ -330,7 +414,7 @@ pub fn hook(text: &str) -> Hook {
                 stack.pop();
                 start = false;
             }
-            Tok::Word(..) if at_pattern => {}
+            Tok::Word(..) if at_pattern => start = false,
             Tok::Op(op, _) => {
                 start = true;
                 match *op {
@@ -409,12 +493,13 @@ fn program(w: &str) -> &str {
 }
 
 /// Where `toks[i]` hands the lease's servers to systemd-resolved, its line: a command
-/// `resolvectl dns …` or `systemd-resolve --set-dns=…` (`start`: `toks[i]` is where a
-/// command starts), or a redirection into /run/systemd/resolved.conf.d.
-fn hand_over(toks: &[Tok], i: usize, start: bool) -> Option<usize> {
+/// `resolvectl dns …` or `systemd-resolve … --set-dns=…` (`start`: `toks[i]` is where a
+/// command starts; the words up to the command's end are looked at), or a redirection
+/// into /run/systemd/resolved.conf.d, named or by one of `vars`.
+fn hand_over(toks: &[Tok], i: usize, start: bool, vars: &[String]) -> Option<usize> {
     match (&toks[i], toks.get(i + 1)) {
         (Tok::Op(">" | ">>", line), Some(Tok::Word(target, _, _)))
-            if target.starts_with(RESOLVED_DROP_INS) =>
+            if into_drop_ins(target, vars) =>
         {
             Some(*line)
         }
@@ -433,6 +518,30 @@ fn hand_over(toks: &[Tok], i: usize, start: bool) -> Option<usize> {
             .then_some(*line),
         _ => None,
     }
+}
+
+/// A redirection target in /run/systemd/resolved.conf.d, named or by one of `vars`
+/// (`$statedir/…`, `${statedir}/…`).
+fn into_drop_ins(target: &str, vars: &[String]) -> bool {
+    target.starts_with(RESOLVED_DROP_INS)
+        || vars.iter().any(|v| {
+            [format!("${v}/"), format!("${{{v}}}/")]
+                .iter()
+                .any(|p| target.starts_with(p.as_str()))
+        })
+}
+
+/// The variable `tok` assigns the drop-in directory, where it is such an assignment at the
+/// start of a command (`statedir="/run/systemd/resolved.conf.d"`).
+fn drop_in_variable(tok: &Tok, start: bool) -> Option<String> {
+    let Tok::Word(w, _, _) = tok else {
+        return None;
+    };
+    let (name, value) = w.split_once('=')?;
+    let named = !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !name.as_bytes()[0].is_ascii_digit();
+    (start && named && value.trim_end_matches('/') == RESOLVED_DROP_INS).then(|| name.to_owned())
 }
 
 /// Inside a definition's body: a name there is the body's business (a call of another
@@ -487,8 +596,8 @@ fn keyword(
                     ("then", Branch::Condition(guard)) => Branch::Then(guard.holds()),
                     ("then", _) => Branch::Else,
                     ("elif", _) => Branch::Condition(Guard {
-                        step: 0,
                         spoilt: true,
+                        ..Guard::default()
                     }),
                     _ => Branch::Else,
                 };
@@ -563,17 +672,24 @@ fn body(toks: &[Tok]) -> Kind {
         }
         _ => false,
     });
-    let names_drop_ins = toks
-        .iter()
-        .any(|t| matches!(t, Tok::Word(w, _, _) if w.contains(RESOLVED_DROP_INS)));
-    let redirects = toks.iter().any(|t| matches!(t, Tok::Op(">" | ">>", _)));
+    // The body's own assignments of the directory, then its redirections into it.
+    let mut vars = Vec::new();
+    let mut start = true;
+    let mut writes_drop_ins = false;
+    for (k, t) in toks.iter().enumerate() {
+        vars.extend(drop_in_variable(t, start));
+        writes_drop_ins |= matches!(t, Tok::Op(">" | ">>", _))
+            && matches!(toks.get(k + 1), Some(Tok::Word(target, _, _)) if into_drop_ins(target, &vars));
+        start = matches!(t, Tok::Op(";" | "\n" | "&&" | "||" | "|" | "&", _))
+            || matches!(t, Tok::Word(w, false, _) if ["then", "else", "do", "{"].contains(&w.as_str()));
+    }
     if commands.is_empty() {
         Kind::Empty
     } else if commands.iter().all(|c| nothing(c)) {
         Kind::Nothing
     } else if resolvconf {
         Kind::Resolvconf
-    } else if commands_hand_over || (names_drop_ins && redirects) {
+    } else if commands_hand_over || writes_drop_ins {
         Kind::Resolved
     } else {
         Kind::Other
@@ -693,6 +809,12 @@ mod tests {
             hook("make_resolv_conf() { true $(rm -f /etc/resolv.conf); }\n").definitions,
             [def(1, false, Kind::Other)]
         );
+        // Removing a drop-in of systemd-resolved's hands it nothing.
+        assert_eq!(
+            hook("make_resolv_conf() {\n  rm -f /run/systemd/resolved.conf.d/x 2>/dev/null\n}\n")
+                .definitions,
+            [def(1, false, Kind::Other)]
+        );
         assert!(hook("make_resolv_conf() { :;\n").unbalanced);
         assert!(hook("echo 'open\n").unbalanced);
     }
@@ -778,9 +900,31 @@ mod tests {
             "systemctl is-active systemd-resolved",
             "systemctl is-enabled systemd-networkd",
             "[ -x /lib/systemd/systemd-resolved ]",
+            "systemctl is-enabled systemd-resolved; false",
+            "systemctl is-enabled systemd-resolved\n  false",
+            "systemctl is-enabled systemd-resolved | grep -q x",
+            "systemctl is-enabled systemd-resolved &",
+            "systemctl is-enabled systemd-resolved && [ \"$interface\" = eth9 ]",
+            "echo systemctl is-enabled systemd-resolved",
         ] {
-            assert_eq!(guard(cond), [def(2, true, Kind::Nothing)], "{cond}");
+            let found = guard(cond);
+            assert!(
+                matches!(found.as_slice(), [d] if d.nested && !d.resolved_guard && d.kind == Kind::Nothing),
+                "{cond}: {found:?}"
+            );
         }
+        // A here-document's lines are text: its `fi` closes nothing.
+        let heredoc = hook(
+            "if systemctl is-enabled systemd-resolved; then\n  cat <<EOF\nfi\nEOF\n  make_resolv_conf() { :; }\nfi\n",
+        );
+        assert!(!heredoc.unbalanced);
+        assert_eq!(
+            heredoc.definitions,
+            [Definition {
+                line: 5,
+                ..guarded.clone()
+            }]
+        );
         let branches = hook(
             "if systemctl is-enabled systemd-resolved; then :\nelse\n  make_resolv_conf() { :; }\nfi\n\
              if systemctl is-enabled systemd-resolved; then :\nelif systemctl is-enabled systemd-resolved; then\n  make_resolv_conf() { :; }\nfi\n\
@@ -829,6 +973,31 @@ mod tests {
             found("cat > \"/run/systemd/resolved.conf.d/dhcp-$interface.conf\" <<EOF\n"),
             [(1, false)]
         );
+        // Through a variable assigned the directory, as Ubuntu's enter hook writes it.
+        assert_eq!(
+            found(
+                "statedir=/run/systemd/resolved.conf.d\ncat <<EOF >${statedir}/isc-dhcp-v4-$interface.conf\n[Resolve]\nDNS=$new_domain_name_servers\nEOF\n"
+            ),
+            [(2, false)]
+        );
+        // Nested in a case by reason it runs; in another branch, a function or a loop,
+        // whether it runs is not known.
+        let nested =
+            |text: &str| -> Vec<bool> { hook(text).hand_overs.iter().map(|h| h.nested).collect() };
+        assert_eq!(
+            nested(
+                "case \"$reason\" in\n  BOUND|RENEW) resolvectl dns \"$interface\" $new_domain_name_servers ;;\nesac\n"
+            ),
+            [false]
+        );
+        for text in [
+            "if systemctl is-enabled systemd-resolved; then :\nelse\n  resolvectl dns eth0 192.0.2.53\nfi\n",
+            "push() {\n  resolvectl dns eth0 192.0.2.53\n}\n",
+            "if false; then\n  resolvectl dns eth0 192.0.2.53\nfi\n",
+            "for i in eth0; do resolvectl dns $i 192.0.2.53; done\n",
+        ] {
+            assert_eq!(nested(text), [true], "{text}");
+        }
         for text in [
             "# resolvectl dns eth0 192.0.2.53\n",
             "echo 'resolvectl dns eth0'\n",
@@ -836,6 +1005,9 @@ mod tests {
             "resolvectl revert \"$interface\"\n",
             "[ -x /usr/bin/resolvectl ] && logger lease\n",
             "rm -f /run/systemd/resolved.conf.d/isc-dhcp-v4-$interface.conf\n",
+            "cat <<EOF\nresolvectl dns eth0 192.0.2.53\nEOF\n",
+            "cat <<-EOF\n\tresolvectl dns eth0 192.0.2.53\n\tEOF\n",
+            "case $x in resolvectl) : ;; esac\n",
             "make_resolv_conf() {\n  resolvectl dns \"$interface\" $new_domain_name_servers\n}\n",
             "",
         ] {
@@ -858,6 +1030,9 @@ mod tests {
         // An `if` without its `then`: its condition is read once, not to the end for each.
         let open = "if a; fi\n".repeat(120_000);
         assert!(!hook(&open).too_deep);
+        // Words at a case pattern start no command: none is read to the end of the file.
+        let patterns = format!("case a in x) ;;\n{}", "systemd-resolve a ".repeat(60_000));
+        assert!(hook(&patterns).hand_overs.is_empty());
         let nested = format!(
             "{}make_resolv_conf() {{ :; }}\n{}",
             "{\n".repeat(MAX_DEPTH - 1),

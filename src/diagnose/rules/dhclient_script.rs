@@ -163,9 +163,10 @@ pub(crate) fn writes(facts: &NodeFacts, runs: &[&DhclientRun]) -> Writes {
     if let State::Nothing(why) | State::Unsure(why) = &state
         && let Some(exit) = exit_to_resolved(raw, script, enabled)
     {
-        return match exit {
-            Ok(note) => Writes::Resolved(vec![why.clone(), note]),
-            Err(note) => Writes::Unknown(vec![why.clone(), note]),
+        // What a make_resolv_conf dnsfix cannot tell writes stays not known.
+        return match (exit, &state) {
+            (Ok(note), State::Nothing(_)) => Writes::Resolved(vec![why.clone(), note]),
+            (Ok(note) | Err(note), _) => Writes::Unknown(vec![why.clone(), note]),
         };
     }
     match state {
@@ -347,15 +348,18 @@ fn after(raw: &RawFacts, path: &str, enabled: Option<bool>, mut state: State) ->
 /// Where an exit hook `script` sources hands the lease's servers to systemd-resolved
 /// (`resolvectl dns`, `systemd-resolve --set-dns`, a redirection into its drop-in
 /// directory: [`crate::facts::dhclient_hooks::HandOver`]), in run-parts' order: `Ok` with
-/// its line where one does so here, `Err` where that hangs on whether systemd-resolved is
-/// enabled and that is not known, or an exit hook was not read; `None` where none does (a
-/// guarded one where systemd-resolved is not enabled does not).
+/// its line where one surely does so here; else `Err` where one may (its guard hangs on
+/// whether systemd-resolved is enabled, and that is not known; it sits in a branch, loop
+/// or function whose running is not known), or an exit hook was not read or does not
+/// parse; `None` where none does (a guarded one where systemd-resolved is not enabled
+/// does not).
 fn exit_to_resolved(
     raw: &RawFacts,
     script: Script,
     enabled: Option<bool>,
 ) -> Option<Result<String, String>> {
     let (hooks, _) = sourced(raw, script, Hooks::Exit);
+    let mut maybe: Option<String> = None;
     for path in hooks {
         let Some(f) = raw.get(&path) else {
             continue;
@@ -364,20 +368,33 @@ fn exit_to_resolved(
         let text = match (f.state, f.truncated, f.text()) {
             (FileState::Present, false, Some(text)) => text,
             (FileState::Present | FileState::Unreadable, ..) => {
-                return Some(Err(format!(
+                maybe.get_or_insert(format!(
                     "{shown}, an exit hook, could not be read in full: whether it hands the lease's servers to systemd-resolved is not known"
-                )));
+                ));
+                continue;
             }
             _ => continue,
         };
-        for h in hook(&text).hand_overs {
+        let parsed = hook(&text);
+        if parsed.unbalanced || parsed.too_deep {
+            maybe.get_or_insert(format!(
+                "{shown}, an exit hook, does not parse or nests compound commands deeper than {MAX_DEPTH}: whether it hands the lease's servers to systemd-resolved is not known"
+            ));
+            continue;
+        }
+        for h in parsed.hand_overs {
             let at = format!("{shown}:{}", h.line);
-            match (h.resolved_guard, enabled) {
-                (true, Some(false)) => continue,
-                (true, None) => {
-                    return Some(Err(format!(
+            match (h.resolved_guard, enabled, h.nested) {
+                (true, Some(false), _) => {}
+                (true, None, _) => {
+                    maybe.get_or_insert(format!(
                         "{at}, an exit hook, hands the lease's servers to systemd-resolved where it is enabled, and whether it is enabled here is not known"
-                    )));
+                    ));
+                }
+                (_, _, true) => {
+                    maybe.get_or_insert(format!(
+                        "{at}, an exit hook, hands the lease's servers to systemd-resolved inside a compound command (a branch, a loop, a function): whether it runs is not known"
+                    ));
                 }
                 _ => {
                     return Some(Ok(format!(
@@ -387,7 +404,7 @@ fn exit_to_resolved(
             }
         }
     }
-    None
+    maybe.map(Err)
 }
 
 /// `PEERDNS` as Red Hat's dhclient-script sees it for the interfaces `runs` serve: whether

@@ -1746,13 +1746,14 @@ fn dhclient_read_finding(
     }
     if !servers.addresses.iter().any(harmful) {
         // Only a `default` line gives them: written where the lease brings no servers.
+        let summary = format!(
+            "dhclient writes {} into the host resolver only after a lease that brings no domain-name-servers (a default line stands in for the lease's): latent while the DHCP server sends servers of its own",
+            bad.join(", ")
+        );
         return ctx.finding(
             id,
             Severity::Info,
-            format!(
-                "dhclient writes {} into the host resolver only after a lease that brings no domain-name-servers (a default line stands in for the lease's): latent while the DHCP server sends servers of its own",
-                bad.join(", ")
-            ),
+            said_of_the_writer(None, via_resolved, Severity::Info, summary).1,
             lines,
             fix,
         );
@@ -1805,11 +1806,7 @@ fn said_of_the_writer(
             severity,
             summary
                 .replacen("dhclient writes", "dhclient-script's hooks hand", 1)
-                .replacen(
-                    "into the host resolver",
-                    "to systemd-resolved, the host resolver,",
-                    1,
-                ),
+                .replacen("into the host resolver", "to systemd-resolved", 1),
         ),
         None => (severity, summary),
     }
