@@ -56,10 +56,10 @@ pub struct Definition {
     /// other than a systemd-resolved guard's `then` commands: whether it runs at all
     /// depends on more than the file.
     pub nested: bool,
-    /// In the `then` commands of an `if` whose condition is `systemctl is-enabled
-    /// systemd-resolved` (options such as `-q`, redirections and `&&` beside it; no `!`, no
-    /// `||`), as Ubuntu's stock hook has it: it runs where that service is enabled. Not in
-    /// its `else` or `elif` branches.
+    /// In the `then` commands of an `if` whose condition ends in the command `systemctl
+    /// is-enabled systemd-resolved` (options such as `-q` and redirections after it, `&&`
+    /// before it; no `!`, `||`, pipe or command after it), as Ubuntu's stock hook has it: it
+    /// runs where that service is enabled. Not in its `else` or `elif` branches.
     pub resolved_guard: bool,
     pub kind: Kind,
 }
@@ -117,6 +117,8 @@ fn tokens(text: &str) -> (Vec<Tok>, bool) {
     let (mut i, mut line, mut open) = (0, 1, false);
     // The here-documents whose lines start at the next newline: delimiter, `<<-`.
     let mut heredocs: Vec<(String, bool)> = Vec::new();
+    // Where the last operator ended: `<<-` is a `-` right after `<<`, not `<< -WORD`.
+    let mut op_end = 0;
     while i < chars.len() {
         let c = chars[i];
         if c == '\\' && chars.get(i + 1) == Some(&'\n') {
@@ -131,6 +133,7 @@ fn tokens(text: &str) -> (Vec<Tok>, bool) {
         } else if let Some(op) = OPS.iter().find(|op| starts(&chars[i..], op)) {
             out.push(Tok::Op(op, line));
             i += op.len();
+            op_end = i;
             if *op == "\n" {
                 line += 1;
                 for (delimiter, tabs) in std::mem::take(&mut heredocs) {
@@ -139,12 +142,13 @@ fn tokens(text: &str) -> (Vec<Tok>, bool) {
             }
         } else {
             let start = line;
+            let attached = op_end == i;
             let (word, quoted, next, lines, cut) = word(&chars, i);
             open |= cut;
             line += lines;
             i = next;
             if matches!(out.last(), Some(Tok::Op("<<", _))) {
-                heredocs.push(match word.strip_prefix('-') {
+                heredocs.push(match word.strip_prefix('-').filter(|_| attached) {
                     Some(rest) => (rest.to_owned(), true),
                     None => (word.clone(), false),
                 });
@@ -366,7 +370,7 @@ pub fn hook(text: &str) -> Hook {
     let mut definitions: Vec<Definition> = Vec::new();
     let mut hand_overs: Vec<HandOver> = Vec::new();
     // The variables assigned the drop-in directory (`statedir=/run/systemd/resolved.conf.d`).
-    let mut drop_in_vars: Vec<String> = Vec::new();
+    let mut drop_in_vars: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut stack: Vec<Frame> = Vec::new();
     // At the start of a command (where a reserved word or a definition can stand).
     let mut start = true;
@@ -390,7 +394,7 @@ pub fn hook(text: &str) -> Hook {
         }
         if !at_pattern && !definitions_cover(&stack) {
             if let Some(name) = drop_in_variable(&toks[i], start) {
-                drop_in_vars.push(name);
+                drop_in_vars.insert(name);
             }
             if let Some(line) = hand_over(&toks, i, start, &drop_in_vars) {
                 hand_overs.push(HandOver {
@@ -496,7 +500,12 @@ fn program(w: &str) -> &str {
 /// `resolvectl dns …` or `systemd-resolve … --set-dns=…` (`start`: `toks[i]` is where a
 /// command starts; the words up to the command's end are looked at), or a redirection
 /// into /run/systemd/resolved.conf.d, named or by one of `vars`.
-fn hand_over(toks: &[Tok], i: usize, start: bool, vars: &[String]) -> Option<usize> {
+fn hand_over(
+    toks: &[Tok],
+    i: usize,
+    start: bool,
+    vars: &std::collections::HashSet<String>,
+) -> Option<usize> {
     match (&toks[i], toks.get(i + 1)) {
         (Tok::Op(">" | ">>", line), Some(Tok::Word(target, _, _)))
             if into_drop_ins(target, vars) =>
@@ -521,14 +530,27 @@ fn hand_over(toks: &[Tok], i: usize, start: bool, vars: &[String]) -> Option<usi
 }
 
 /// A redirection target in /run/systemd/resolved.conf.d, named or by one of `vars`
-/// (`$statedir/…`, `${statedir}/…`).
-fn into_drop_ins(target: &str, vars: &[String]) -> bool {
-    target.starts_with(RESOLVED_DROP_INS)
-        || vars.iter().any(|v| {
-            [format!("${v}/"), format!("${{{v}}}/")]
-                .iter()
-                .any(|p| target.starts_with(p.as_str()))
-        })
+/// (`$statedir/…`, `${statedir}/…`): one look-up of the variable it starts with.
+fn into_drop_ins(target: &str, vars: &std::collections::HashSet<String>) -> bool {
+    if target.starts_with(RESOLVED_DROP_INS) {
+        return true;
+    }
+    let Some(rest) = target.strip_prefix('$') else {
+        return false;
+    };
+    let (name, after) = match rest.strip_prefix('{') {
+        Some(braced) => match braced.split_once('}') {
+            Some((name, after)) => (name, after),
+            None => return false,
+        },
+        None => {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            (&rest[..end], &rest[end..])
+        }
+    };
+    after.starts_with('/') && vars.contains(name)
 }
 
 /// The variable `tok` assigns the drop-in directory, where it is such an assignment at the
@@ -673,7 +695,7 @@ fn body(toks: &[Tok]) -> Kind {
         _ => false,
     });
     // The body's own assignments of the directory, then its redirections into it.
-    let mut vars = Vec::new();
+    let mut vars = std::collections::HashSet::new();
     let mut start = true;
     let mut writes_drop_ins = false;
     for (k, t) in toks.iter().enumerate() {
@@ -980,6 +1002,11 @@ mod tests {
             ),
             [(2, false)]
         );
+        // `<< -EOF` (a space before the dash) ends at a line `-EOF`, tabs kept.
+        assert_eq!(
+            found("cat << -EOF\n-EOF\nresolvectl dns eth0 192.0.2.53\n"),
+            [(3, false)]
+        );
         // Nested in a case by reason it runs; in another branch, a function or a loop,
         // whether it runs is not known.
         let nested =
@@ -1030,6 +1057,12 @@ mod tests {
         // An `if` without its `then`: its condition is read once, not to the end for each.
         let open = "if a; fi\n".repeat(120_000);
         assert!(!hook(&open).too_deep);
+        // Many variables given the drop-in directory, many redirections: each looked up once.
+        let vars: String = (0..20_000)
+            .map(|k| format!("v{k}=/run/systemd/resolved.conf.d\n"))
+            .chain((0..20_000).map(|k| format!(">$x{k}/f\n")))
+            .collect();
+        assert!(hook(&vars).hand_overs.is_empty());
         // Words at a case pattern start no command: none is read to the end of the file.
         let patterns = format!("case a in x) ;;\n{}", "systemd-resolve a ".repeat(60_000));
         assert!(hook(&patterns).hand_overs.is_empty());

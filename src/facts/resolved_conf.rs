@@ -16,7 +16,7 @@
 //! in /usr/lib only (meson `-Dconfigfiledir=/usr/lib`: openSUSE's systemd.spec,
 //! bmwiedemann/openSUSE packages/s/systemd @069ac982, its files.resolved
 //! `%{_systemd_util_dir}/resolved.conf`), so there the file read depends on the version, which
-//! the name of systemd's private library tells ([`systemd_version`]).
+//! the name of systemd's private library tells ([`systemd_versions`]).
 //!
 //! As systemd's conf-parser.c `config_parse` and `parse_line` read a file: a UTF-8 byte
 //! order mark at its start dropped; a `#` or `;` line a comment, skipped first; a line
@@ -81,7 +81,8 @@ pub enum MainFile {
     #[default]
     None,
     /// Whether it reads this one, there outside /etc, is not known: systemd reads it from 256
-    /// on, and its version is not known (with why).
+    /// on, and its version is not known, or its libraries name versions on both sides (with
+    /// why).
     Unknown(String, String),
 }
 
@@ -201,7 +202,8 @@ pub struct ResolvedConf {
     /// `path:line` and the line: nothing after it is read.
     pub stopped_at: Option<(String, String)>,
     /// Why what it reads is not known in full: a main file whose reading is not known
-    /// ([`MainFile::Unknown`]) sets something, or stops the parser.
+    /// ([`MainFile::Unknown`]) sets something, stops the parser or may stop it; or a line
+    /// that is not valid UTF-8 may stop it, the version of systemd not known.
     pub unsettled: Option<String>,
     /// Where the parser may stop, as `stopped_at`, with why that is not known: in a main
     /// file whose reading is not known, or at a line that is not valid UTF-8 where the
@@ -253,14 +255,17 @@ impl ResolvedConf {
             // Whether it is read matters only where it sets something or stops the parser.
             let mut alone = ResolvedConf::default();
             let text = text_of(path).unwrap_or_default();
-            if !alone.parse(path, &text, &unclean(path, &text), &utf8) || !alone.settings.is_empty()
+            if !alone.parse(path, &text, &unclean(path, &text), &utf8)
+                || !alone.settings.is_empty()
+                || alone.maybe_stopped_at.is_some()
             {
                 conf.unsettled = Some(why.clone());
             }
+            // The first line it may stop at: one not valid UTF-8 comes before a stop the
+            // parser reached after it.
             conf.maybe_stopped_at = alone
-                .stopped_at
-                .map(|(at, line)| (at, line, why.clone()))
-                .or(alone.maybe_stopped_at);
+                .maybe_stopped_at
+                .or_else(|| alone.stopped_at.map(|(at, line)| (at, line, why.clone())));
         }
         let main = conf
             .main

@@ -1343,7 +1343,7 @@ fn plan_three(lab: &Lab) -> (PathBuf, Plan, Vec<String>) {
 /// `dnsfix ARGS` in a process group of its own (as a shell starts a job: the terminal's
 /// Ctrl-C goes to all of it), once `node`'s `systemctl restart` is held by a stand-in that
 /// sleeps first (`sleep 37`); returns when that restart has begun, with the group's id.
-fn apply_held_at_restart(lab: &Lab, node: &str, args: &[&str]) -> (Child, u32) {
+fn apply_held_at_restart(lab: &Lab, node: &str, args: &[&str]) -> (Child, u32, KillGroupOnDrop) {
     use std::os::unix::process::CommandExt;
     let real = lab.exec(node, "command -v systemctl").trim().to_string();
     lab.exec(
@@ -1361,6 +1361,7 @@ fn apply_held_at_restart(lab: &Lab, node: &str, args: &[&str]) -> (Child, u32) {
         .spawn()
         .expect("dnsfix starts");
     let group = child.id();
+    let job = KillGroupOnDrop(Some(group));
     wait_until(
         &format!("{node} never restarted"),
         Duration::from_secs(20),
@@ -1370,7 +1371,7 @@ fn apply_held_at_restart(lab: &Lab, node: &str, args: &[&str]) -> (Child, u32) {
                 .success()
         },
     );
-    (child, group)
+    (child, group, job)
 }
 
 /// The control directory of [`apply_held_at_restart`]'s runs (`XDG_RUNTIME_DIR`): what
@@ -1438,8 +1439,7 @@ fn ctrl_c_lets_the_host_in_progress_finish_and_starts_no_other() {
         "--format",
         "json",
     ];
-    let (child, group) = apply_held_at_restart(&lab, first, &args);
-    let job = KillGroupOnDrop(Some(group));
+    let (child, group, job) = apply_held_at_restart(&lab, first, &args);
     interrupt(group);
     // The restart goes on once dnsfix has taken the interrupt.
     std::thread::sleep(Duration::from_millis(500));
@@ -1479,8 +1479,7 @@ fn ctrl_c_lets_the_host_in_progress_finish_and_starts_no_other() {
     // script, its master) with it; the run's record is the one saved before the first
     // host, the host in progress `pending` (interrupted), not failed for its lost ssh.
     let second = &order[1];
-    let (child, group) = apply_held_at_restart(&lab, second, &["apply", path_str(&plan_path)]);
-    let job = KillGroupOnDrop(Some(group));
+    let (child, group, job) = apply_held_at_restart(&lab, second, &["apply", path_str(&plan_path)]);
     interrupt(group);
     std::thread::sleep(Duration::from_millis(300));
     interrupt(group);

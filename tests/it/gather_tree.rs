@@ -105,10 +105,15 @@ for d in usr opt srv; do
   fi
 done
 # systemd's private library names its version: the tree's alone, not this machine's (the
-# overlay's upper layer takes the removal; this machine's /usr is untouched).
-for x in /usr/lib/systemd/libsystemd-shared-*.so /usr/lib64/systemd/libsystemd-shared-*.so /usr/lib/*/systemd/libsystemd-shared-*.so; do
-  if [ -e "$x" ] && [ ! -e "$tree$x" ] && [ ! -e "$tmp/lib-as-usr${x#/usr}" ]; then rm -f "$x"; fi
-done
+# overlay's upper layer takes the removal; this machine's /usr is untouched). Only where
+# /usr is that overlay, and only a path no symlink leads out of.
+if awk '$2 == "/usr" && $3 == "overlay" { found = 1 } END { exit !found }' /proc/self/mounts; then
+  for x in /usr/lib/systemd/libsystemd-shared-*.so /usr/lib64/systemd/libsystemd-shared-*.so /usr/lib/*/systemd/libsystemd-shared-*.so; do
+    if [ -e "$x" ] && [ "$(readlink -f "$x")" = "$x" ] && [ ! -e "$tree$x" ] && [ ! -e "$tmp/lib-as-usr${x#/usr}" ]; then
+      rm -f "$x"
+    fi
+  done
+fi
 # The tree's hostname, in a UTS namespace of the test's own.
 if [ -f "$tree/proc/sys/kernel/hostname" ]; then
   cat "$tree/proc/sys/kernel/hostname" >/proc/sys/kernel/hostname

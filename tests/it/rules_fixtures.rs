@@ -9,7 +9,8 @@
 //! ```
 //!
 //! A finding may also give `"wanted": {"clusterDNS": ["10.96.0.10"]}`: then the values its
-//! fix sets (`check --format json`'s `wanted`) must be exactly these.
+//! fix sets (`check --format json`'s `wanted`) must be exactly these; and
+//! `"remediation_contains": [...]`: texts its fix must say.
 //!
 //! The findings listed must be exactly the findings the per-host rules produce (fleet
 //! drift needs a fleet and is tested elsewhere): a healthy case lists none, and a false
@@ -205,6 +206,22 @@ fn missing_evidence(name: &str, found: &[&Finding], want: &[Value]) -> Vec<Strin
                 failures.push(format!(
                     "{name}: {id} evidence lacks {needle:?}:\n{evidence}"
                 ));
+            }
+        }
+        let remediation: String = found
+            .iter()
+            .filter(|f| f.id.eq_ignore_ascii_case(id))
+            .map(|f| f.remediation.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for needle in w["remediation_contains"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if !remediation.contains(needle) {
+                failures.push(format!("{name}: {id} fix lacks {needle:?}:\n{remediation}"));
             }
         }
         if let Some(want) = w.get("wanted") {

@@ -500,8 +500,10 @@ fn red_hat_peerdns(raw: &RawFacts, runs: &[&DhclientRun]) -> (Option<bool>, Vec<
 /// line was not read.
 fn env_peerdns(runs: &[&DhclientRun]) -> Result<Option<(String, Option<String>)>, String> {
     let mut seen: Vec<(u32, Option<String>)> = Vec::new();
+    let mut unread = None;
     for run in runs {
         let Ok(command) = &run.command else {
+            unread.get_or_insert(run.pid);
             continue;
         };
         let value = command
@@ -515,6 +517,11 @@ fn env_peerdns(runs: &[&DhclientRun]) -> Result<Option<(String, Option<String>)>
     let Some((pid, first)) = seen.first().cloned() else {
         return Ok(None);
     };
+    if let (Some(other), Some(_)) = (unread, &first) {
+        return Err(format!(
+            "dhclient (pid {pid}) passes PEERDNS to its script (-e PEERDNS=), and the command line of dhclient (pid {other}) was not read: which PEERDNS holds for which interface is not known"
+        ));
+    }
     if seen.iter().any(|(_, v)| *v != first) {
         return Err(
             "the dhclients here pass different PEERDNS values to their script (-e PEERDNS=): which one holds for which interface is not known".to_owned(),

@@ -488,7 +488,7 @@ fn host_resolver_fix(ctx: &Ctx, down: Down, resolveds: bool, servers: &[String])
     }
     if down == Down::StubListenerOff {
         return format!(
-            "link /etc/resolv.conf to systemd-resolved's list of the real servers (ln -sfn ../run/systemd/resolve/resolv.conf /etc/resolv.conf), as systemd 246 and later do with its stub file when the stub listener is off; or turn the stub listener on again (take out the DNSStubListener=no that `systemd-analyze cat-config systemd/resolved.conf` shows, in the main file or a drop-in, or put DNSStubListener=yes in a drop-in read after it, such as /etc/systemd/resolved.conf.d/zz-dnsfix.conf; then systemctl restart systemd-resolved); or make /etc/resolv.conf a file of its own that lists the real servers{list}"
+            "link /etc/resolv.conf to systemd-resolved's list of the real servers (ln -sfn ../run/systemd/resolve/resolv.conf /etc/resolv.conf), as systemd 246 and later do with its stub file when the stub listener is off; or turn the stub listener on again (take out the DNSStubListener=no of resolved.conf or its drop-ins, which `systemd-analyze cat-config systemd/resolved.conf` shows from systemd 239 on, or put a drop-in read after it, such as /etc/systemd/resolved.conf.d/zz-dnsfix.conf, with the lines [Resolve] and DNSStubListener=yes; then systemctl restart systemd-resolved); or make /etc/resolv.conf a file of its own that lists the real servers{list}"
         );
     }
     let active = ctx.facts.services.systemd_resolved == UnitState::Active;
