@@ -129,13 +129,14 @@ if [ -z "${BENCH_NO_PYINFRA-}" ]; then
 			}
 			END { print "]" }' "$DIR/nodes.tsv" >"$DIR/pyinfra_inventory.py"
 		# The same reads as dnsfix: each node's list of the regular files dnsfix read there
-		# (from its own facts), not just the floor's 6 files.
+		# (from its own facts: those with a sha256, whose content it read, not those it only
+		# looks for, such as systemd's binary library), not just the floor's 6 files.
 		PYFILES=
 		if [ -n "$DNSFIX" ] && $DNSFIX facts -i "$DIR/inventory.yaml" --known-hosts "$DIR/known_hosts" --forks "$N" \
 			--format json --ssh-backend russh 2>/dev/null | python3 -c '
 import json, sys
 hosts = json.load(sys.stdin)["hosts"]
-json.dump({h["host"]: sorted(p for p, v in h["facts"]["files"].items() if v["state"] == "present") for h in hosts}, open(sys.argv[1], "w"))
+json.dump({h["host"]: sorted(p for p, v in h["facts"]["files"].items() if v["state"] == "present" and v.get("sha256")) for h in hosts}, open(sys.argv[1], "w"))
 ' "$DIR/pyinfra_files.json"; then
 			PYFILES="BENCH_FILES_JSON=$DIR/pyinfra_files.json"
 			echo "   pyinfra reads dnsfix's files: $(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(min(map(len, d.values())), "to", max(map(len, d.values())), "per node")' "$DIR/pyinfra_files.json")"
