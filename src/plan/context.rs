@@ -54,6 +54,7 @@ pub fn build(
     let (module_left, [iptables, ip6tables, forwarding]) =
         crate::diagnose::rules::installer_bridge(&rules_ctx);
     let failing = failing_ids(findings);
+    let resolved_stops = resolved_stops_before_ours(facts);
     let mut context = json!({
         "host": host.name,
         "groups": host.groups,
@@ -75,8 +76,8 @@ pub fn build(
         "resolved_active": resolved_active,
         "resolved_uplink_clean": resolved_uplink_clean(host, facts, &cluster),
         "resolved_dns_resets_after": resolved_dns_resets_after(facts),
-        "resolved_stops_before_ours": resolved_stops_before_ours(facts),
-        "resolved_may_stop_before_ours": resolved_may_stop_before_ours(facts),
+        "resolved_stops_before_ours": resolved_stops.0,
+        "resolved_may_stop_before_ours": resolved_stops.1,
         "network_manager_manages": network_manager_manages_resolv(facts).is_some(),
         "dhclient_writes_resolv_conf": rules::dhclient_writes_resolv_conf(facts),
         "etc_resolv": resolv_json(&facts.resolver.etc_resolv_conf, &cluster),
@@ -833,44 +834,33 @@ fn resolved_dns_resets_after(facts: &NodeFacts) -> Vec<String> {
 /// Where systemd-resolved's parser stops before it reaches host-upstream-dns's
 /// `zz-dnsfix-upstream.conf`, as `PATH:LINE: LINE` (escaped), else empty: a section header
 /// without its closing `]`, or with a quote, control character or backslash in its name, or a
-/// line that is not valid UTF-8,
-/// in its main file (the one it reads: [`crate::facts::resolved_conf::MainFile`]) or a drop-in
-/// read before that one, after which
+/// line that is not valid UTF-8, in its main file (the one it reads:
+/// [`crate::facts::resolved_conf::MainFile`]) or a drop-in read before that one, after which
 /// it reads nothing ([`crate::facts::resolved_conf::ResolvedConf::stopped_at`]). A broken
-/// `zz-dnsfix-upstream.conf` is not: the playbook writes it whole.
-fn resolved_stops_before_ours(facts: &NodeFacts) -> String {
-    use crate::facts::resolved_conf::{ResolvedConf, is_main_path};
-    let Some((at, line)) = ResolvedConf::read(&facts.raw).stopped_at else {
-        return String::new();
+/// `zz-dnsfix-upstream.conf` is not: the playbook writes it whole. Then where it may stop
+/// there, and why that is not known, as `PATH:LINE: LINE (WHY)`: in a main file it may or
+/// may not read (its version is not known: [`crate::facts::resolved_conf::MainFile::Unknown`]),
+/// or at a line that is not valid UTF-8 where its version is not known (it stops there from
+/// 239 on).
+fn resolved_stops_before_ours(facts: &NodeFacts) -> (String, String) {
+    let conf = crate::facts::resolved_conf::ResolvedConf::read(&facts.raw);
+    let stops = match conf.stopped_at {
+        Some((at, line)) if before_ours(&at) => format!("{at}: {line}"),
+        _ => String::new(),
     };
-    let path = at.rsplit_once(':').map_or(at.as_str(), |(path, _)| path);
-    let name = path.rsplit('/').next().unwrap_or(path);
-    if is_main_path(path) || name < "zz-dnsfix-upstream.conf" {
-        format!("{at}: {line}")
-    } else {
-        String::new()
-    }
+    let may_stop = match conf.maybe_stopped_at {
+        Some((at, line, why)) if before_ours(&at) => format!("{at}: {line} ({why})"),
+        _ => String::new(),
+    };
+    (stops, may_stop)
 }
 
-/// Where systemd-resolved's parser may stop before host-upstream-dns's drop-in, and why
-/// that is not known, as `PATH:LINE: LINE (WHY)`, else empty: in a main file it may or
-/// may not read (its version is not known:
-/// [`crate::facts::resolved_conf::MainFile::Unknown`]), or at a line that is not valid
-/// UTF-8 where its version is not known (it stops there from 239 on). If it does, it never
-/// reaches the drop-in. Not where it is known to stop earlier.
-fn resolved_may_stop_before_ours(facts: &NodeFacts) -> String {
-    use crate::facts::resolved_conf::{ResolvedConf, is_main_path};
-    let conf = ResolvedConf::read(&facts.raw);
-    let Some((at, line, why)) = conf.maybe_stopped_at else {
-        return String::new();
-    };
-    let path = at.rsplit_once(':').map_or(at.as_str(), |(path, _)| path);
+/// Whether `PATH:LINE` is in systemd-resolved's main file or a drop-in it reads before
+/// host-upstream-dns's `zz-dnsfix-upstream.conf`.
+fn before_ours(at: &str) -> bool {
+    let path = at.rsplit_once(':').map_or(at, |(path, _)| path);
     let name = path.rsplit('/').next().unwrap_or(path);
-    if is_main_path(path) || name < "zz-dnsfix-upstream.conf" {
-        format!("{at}: {line} ({why})")
-    } else {
-        String::new()
-    }
+    crate::facts::resolved_conf::is_main_path(path) || name < "zz-dnsfix-upstream.conf"
 }
 
 /// The node's own resolver and who writes it, as DNS-CLUSTER-SELF-FORWARD judges it

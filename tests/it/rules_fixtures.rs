@@ -185,51 +185,45 @@ fn other_findings(name: &str, found: &[&Finding], want: &[Value]) -> Option<Stri
     ))
 }
 
-/// Each `evidence_contains` text the evidence of its finding lacks.
+/// Each text of `needles` (a JSON list) that `text`, the `what` of finding `id`, lacks.
+fn lacking(name: &str, id: &str, what: &str, text: &str, needles: &Value) -> Vec<String> {
+    needles
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|needle| !text.contains(needle))
+        .map(|needle| format!("{name}: {id} {what} lacks {needle:?}:\n{text}"))
+        .collect()
+}
+
+/// Each `evidence_contains` text the evidence of its finding lacks, each
+/// `remediation_contains` text its fix lacks.
 fn missing_evidence(name: &str, found: &[&Finding], want: &[Value]) -> Vec<String> {
     let mut failures = Vec::new();
     for w in want {
         let id = w["id"].as_str().unwrap_or("?");
-        let evidence: String = found
-            .iter()
-            .filter(|f| f.id.eq_ignore_ascii_case(id))
-            .flat_map(|f| f.evidence.iter().cloned())
-            .collect::<Vec<_>>()
-            .join("\n");
-        for needle in w["evidence_contains"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            if !evidence.contains(needle) {
-                failures.push(format!(
-                    "{name}: {id} evidence lacks {needle:?}:\n{evidence}"
-                ));
-            }
-        }
-        let remediation: String = found
-            .iter()
-            .filter(|f| f.id.eq_ignore_ascii_case(id))
-            .map(|f| f.remediation.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        for needle in w["remediation_contains"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            if !remediation.contains(needle) {
-                failures.push(format!("{name}: {id} fix lacks {needle:?}:\n{remediation}"));
-            }
-        }
+        let of_id = || found.iter().filter(|f| f.id.eq_ignore_ascii_case(id));
+        let evidence: Vec<&str> = of_id()
+            .flat_map(|f| f.evidence.iter().map(String::as_str))
+            .collect();
+        failures.extend(lacking(
+            name,
+            id,
+            "evidence",
+            &evidence.join("\n"),
+            &w["evidence_contains"],
+        ));
+        let fixes: Vec<&str> = of_id().map(|f| f.remediation.as_str()).collect();
+        failures.extend(lacking(
+            name,
+            id,
+            "fix",
+            &fixes.join("\n"),
+            &w["remediation_contains"],
+        ));
         if let Some(want) = w.get("wanted") {
-            let got: Vec<Value> = found
-                .iter()
-                .filter(|f| f.id.eq_ignore_ascii_case(id))
-                .map(|f| serde_json::json!(f.wanted))
-                .collect();
+            let got: Vec<Value> = of_id().map(|f| serde_json::json!(f.wanted)).collect();
             if got.iter().any(|g| g != want) {
                 failures.push(format!("{name}: {id} wanted {want}, got {got:?}"));
             }

@@ -1709,12 +1709,11 @@ fn dhclient_read_finding(
     // linux make_resolv_conf: `mv -f`), which an immutable or append-only file refuses:
     // `chattr +i` is the usual guard against it. Latent until the flag is lifted.
     // Not where a hook hands the servers to systemd-resolved instead: its own files take
-    // them.
-    let via_resolved = nm.is_none()
-        && matches!(
-            super::dhclient_script::writes(ctx.facts, readers),
-            Writes::Resolved(_)
-        );
+    // them. (What the dhclient-script writes: its enter hooks, Red Hat's PEERDNS.)
+    let writes = nm
+        .is_none()
+        .then(|| super::dhclient_script::writes(ctx.facts, readers));
+    let via_resolved = matches!(writes, Some(Writes::Resolved(_)));
     let locked =
         crate::facts::network_manager::resolv_conf_locked(&facts.raw).filter(|_| !via_resolved);
     if let (Some(flags), None | Some(NmLease::Writes)) = (&locked, &nm) {
@@ -1736,11 +1735,9 @@ fn dhclient_read_finding(
             fix,
         );
     }
-    // The enter hooks (and Red Hat's PEERDNS) of the dhclient-script these dhclients run.
     let mut script_unknown = false;
-    if nm.is_none()
-        && let Some(latent) =
-            script_latent(ctx, readers, bad, &mut lines, &fix, &mut script_unknown)
+    if let Some(writes) = writes
+        && let Some(latent) = script_latent(ctx, writes, bad, &mut lines, &fix, &mut script_unknown)
     {
         return latent;
     }
@@ -1812,19 +1809,19 @@ fn said_of_the_writer(
     }
 }
 
-/// DNS-RESOLV-MANAGED-ELSEWHERE where the dhclient-script `readers` run does not write
-/// /etc/resolv.conf ([`super::dhclient_script::writes`]: an enter hook, Red Hat's
+/// DNS-RESOLV-MANAGED-ELSEWHERE where the dhclient-script the dhclients run does not write
+/// /etc/resolv.conf (`writes`, [`super::dhclient_script::writes`]: an enter hook, Red Hat's
 /// PEERDNS=no): latent, the lines that say so after `lines`. Where that is not known, its
 /// why joins `lines` and `unknown` is set; where it writes, the notes join `lines`.
 fn script_latent(
     ctx: &Ctx,
-    readers: &[&DhclientRun],
+    writes: Writes,
     bad: &[String],
     lines: &mut Vec<String>,
     fix: &str,
     unknown: &mut bool,
 ) -> Option<crate::diagnose::finding::Finding> {
-    match super::dhclient_script::writes(ctx.facts, readers) {
+    match writes {
         Writes::No(why) => {
             lines.extend(why);
             Some(ctx.finding(

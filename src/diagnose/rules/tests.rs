@@ -8329,6 +8329,18 @@ fn hooks_edited(edit: impl FnOnce(&mut crate::facts::raw::RawFacts)) -> Finding 
     finding_at(&found, "/etc/dhcp/dhclient.conf:5:", "the prepend line").clone()
 }
 
+/// Where the exit-hook tests put their hook.
+const EXIT_HOOK: &str = "/etc/dhcp/dhclient-exit-hooks.d/resolved";
+
+/// An exit hook's line that hands the lease's servers to systemd-resolved (written for the
+/// tests, not copied from a package).
+const RESOLVECTL_DNS: &[u8] = b"resolvectl dns \"$interface\" $new_domain_name_servers\n";
+
+/// `text` as the exit hook [`EXIT_HOOK`].
+fn exit_hook(raw: &mut crate::facts::raw::RawFacts, text: &[u8]) {
+    raw.file(EXIT_HOOK, crate::facts::raw::FileState::Present, Some(text));
+}
+
 /// Ubuntu's hooks hand the lease's servers to systemd-resolved where it is enabled: Ubuntu
 /// 20.04's enter hook (tests/fixtures/dhclient-hooks/ubuntu-20.04-resolved, verbatim) by a
 /// make_resolv_conf of its own, later packages' exit hooks by `resolvectl` after
@@ -8394,11 +8406,7 @@ fn ubuntu_s_resolved_hooks_count_as_handing_the_servers_on() {
     // servers reach systemd-resolved whatever nodnsupdate did, where it is enabled.
     let exit = |state: &'static str| {
         hooks_edited(move |raw| {
-            raw.file(
-                "/etc/dhcp/dhclient-exit-hooks.d/resolved",
-                FileState::Present,
-                Some(b"if systemctl is-enabled systemd-resolved >/dev/null 2>&1; then\n  resolvectl dns \"$interface\" $new_domain_name_servers\nfi\n"),
-            );
+            exit_hook(raw, b"if systemctl is-enabled systemd-resolved >/dev/null 2>&1; then\n  resolvectl dns \"$interface\" $new_domain_name_servers\nfi\n");
             enabled(raw, state);
         })
     };
@@ -8418,7 +8426,7 @@ fn ubuntu_s_resolved_hooks_count_as_handing_the_servers_on() {
         raw.file(
             "/etc/dhcp/dhclient-exit-hooks.d/resolved.sh",
             FileState::Present,
-            Some(b"resolvectl dns \"$interface\" $new_domain_name_servers\n"),
+            Some(RESOLVECTL_DNS),
         );
         enabled(raw, "enabled");
     });
@@ -8452,11 +8460,7 @@ fn servers_handed_to_systemd_resolved_are_judged_by_what_goes_through_it() {
         crate::testing::set_command(raw, "resolved-enabled", &format!("{state}\n"), 0);
     };
     let f = hooks_edited(|raw| {
-        raw.file(
-            "/etc/dhcp/dhclient-exit-hooks.d/resolved",
-            FileState::Present,
-            Some(b"resolvectl dns \"$interface\" $new_domain_name_servers\n"),
-        );
+        exit_hook(raw, RESOLVECTL_DNS);
     });
     assert_eq!(f.severity, Severity::High, "{f:?}");
     assert!(
@@ -8467,11 +8471,7 @@ fn servers_handed_to_systemd_resolved_are_judged_by_what_goes_through_it() {
     );
     // dhclient-script itself writes no file, so a lock on /etc/resolv.conf changes nothing.
     let locked = hooks_edited(|raw| {
-        raw.file(
-            "/etc/dhcp/dhclient-exit-hooks.d/resolved",
-            FileState::Present,
-            Some(b"resolvectl dns \"$interface\" $new_domain_name_servers\n"),
-        );
+        exit_hook(raw, RESOLVECTL_DNS);
         crate::testing::set_command(
             raw,
             crate::facts::network_manager::RESOLV_CONF_ATTR,
@@ -8483,11 +8483,7 @@ fn servers_handed_to_systemd_resolved_are_judged_by_what_goes_through_it() {
     // Where neither /etc/resolv.conf nor the kubelet's file goes through systemd-resolved,
     // the servers it is handed reach neither: latent.
     let apart = hooks_edited(|raw| {
-        raw.file(
-            "/etc/dhcp/dhclient-exit-hooks.d/resolved",
-            FileState::Present,
-            Some(b"resolvectl dns \"$interface\" $new_domain_name_servers\n"),
-        );
+        exit_hook(raw, RESOLVECTL_DNS);
         let etc = raw.files.get_mut("/etc/resolv.conf").expect("resolv.conf");
         etc.symlink_target = None;
         etc.canonical = None;
@@ -8513,11 +8509,7 @@ fn servers_handed_to_systemd_resolved_are_judged_by_what_goes_through_it() {
     // An exit hook that could not be read, or an enter hook sh refuses (dash ends the
     // script before its exit hooks): not known.
     let unread = hooks_edited(|raw| {
-        raw.file(
-            "/etc/dhcp/dhclient-exit-hooks.d/resolved",
-            FileState::Unreadable,
-            None,
-        );
+        raw.file(EXIT_HOOK, FileState::Unreadable, None);
         enabled(raw, "enabled");
     });
     assert_eq!(unread.status, FindingStatus::Unknown, "{unread:?}");
@@ -8527,11 +8519,7 @@ fn servers_handed_to_systemd_resolved_are_judged_by_what_goes_through_it() {
             FileState::Present,
             Some(b"make_resolv_conf() { }\n"),
         );
-        raw.file(
-            "/etc/dhcp/dhclient-exit-hooks.d/resolved",
-            FileState::Present,
-            Some(b"resolvectl dns \"$interface\" $new_domain_name_servers\n"),
-        );
+        exit_hook(raw, RESOLVECTL_DNS);
     });
     assert_eq!(refused.status, FindingStatus::Unknown, "{refused:?}");
     // A hand-over whose running is not known (a function), an exit hook that does not
@@ -8543,16 +8531,12 @@ fn servers_handed_to_systemd_resolved_are_judged_by_what_goes_through_it() {
         ),
         (b"if true; then\n", None),
         (
-            b"resolvectl dns \"$interface\" $new_domain_name_servers\n",
+            RESOLVECTL_DNS,
             Some(&b"make_resolv_conf() {\n  cp /etc/resolv.conf.mine /etc/resolv.conf\n}\n"[..]),
         ),
     ] {
         let f = hooks_edited(|raw| {
-            raw.file(
-                "/etc/dhcp/dhclient-exit-hooks.d/resolved",
-                FileState::Present,
-                Some(exit),
-            );
+            exit_hook(raw, exit);
             if let Some(mine) = mine {
                 raw.file(&format!("{enter}/zz-mine"), FileState::Present, Some(mine));
             }
