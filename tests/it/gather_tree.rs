@@ -223,6 +223,18 @@ fn compared(facts: &NodeFacts) -> Value {
         // firewalld's zones and conf (whether it runs is the machine's here).
         "firewalld": json["firewalld"],
         "kubelet_unit": json["services"]["kubelet_unit"],
+        // What `systemctl is-active` answered, unit by unit: a gather that stops asking
+        // fails here.
+        "unit_states": [
+            json["services"]["systemd_resolved"],
+            json["services"]["network_manager"],
+            json["services"]["systemd_networkd"],
+            json["services"]["firewalld"],
+            json["services"]["kubelet"],
+            json["services"]["k3s"],
+            json["services"]["rke2"],
+            json["services"]["kubelet_unit_state"],
+        ],
         // Asked only where /run/systemd/resolve is.
         "systemd_resolved_enabled": json["services"]["systemd_resolved_enabled"],
         "firewalld_enabled": json["services"]["firewalld_enabled"],
