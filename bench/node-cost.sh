@@ -21,11 +21,12 @@
 set -u
 set -o pipefail
 
-[ $# -ge 5 ] && [ $(($# % 2)) -eq 1 ] || { echo "usage: $0 DIR NODE RUNS NAME COMMAND [NAME COMMAND ...]" >&2; exit 2; }
+if [ $# -lt 5 ] || [ $(($# % 2)) -ne 1 ]; then
+	echo "usage: $0 DIR NODE RUNS NAME COMMAND [NAME COMMAND ...]" >&2
+	exit 2
+fi
 DIR=$1 NODE=$2 RUNS=$3
 shift 3
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-LAB=$ROOT/tests/lab/lab.sh
 [ "$(id -u)" = 0 ] || { echo "node-cost.sh: needs root" >&2; exit 1; }
 NS=$(awk -F'\t' -v n="$NODE" '$1 == n { print $3 }' "$DIR/nodes.tsv")
 [ -n "$NS" ] || { echo "node-cost.sh: no node $NODE in $DIR" >&2; exit 1; }
@@ -46,7 +47,7 @@ INIT=$(cat "$DIR/nodes/$NODE/init.pid")
 last_pid() { nsenter -t "$INIT" -p -- cat /proc/sys/kernel/ns_last_pid; }
 
 # A CPU accounting group for the listener (and so for every session it forks).
-CG= OLD_CG= USAGE=
+CG='' OLD_CG=''
 if [ -f /sys/fs/cgroup/cpuacct/cpuacct.usage ]; then
 	CG=/sys/fs/cgroup/cpuacct/dnsfix-node-cost-$$
 	OLD_CG=/sys/fs/cgroup/cpuacct$(awk -F: '$2 ~ /(^|,)cpuacct(,|$)/ { print $3 }' "/proc/$SSHD/cgroup")

@@ -369,3 +369,37 @@ fn two_labs_side_by_side_do_not_collide() {
     assert!(!netns_list().contains(&na.netns));
     assert_eq!(ok(&b.ssh("healthy", "hostname"), "ssh b").trim(), nb.name);
 }
+
+/// bench/gather-cpu.sh renders the gather script as dnsfix does (it fails where
+/// raw::script_for gains a placeholder it does not fill in) and checks that the script runs
+/// to its end record on the node before it times anything.
+#[test]
+fn the_gather_cpu_bench_runs_the_gather_on_a_lab_node() {
+    let lab = start(&["healthy"]);
+    let node = lab.node("healthy").name.clone();
+    let out = Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/gather-cpu.sh"))
+        .arg(&lab.dir)
+        .arg(&node)
+        .args(["2", "1"])
+        .output()
+        .expect("run bench/gather-cpu.sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A row: its name, padded with spaces, then the median.
+    let ms = |row: &str| -> f64 {
+        stdout
+            .lines()
+            .filter_map(|l| l.trim().split_once("  "))
+            .find(|(name, _)| *name == row)
+            .and_then(|(_, rest)| rest.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no row {row:?} with a number: {stdout}"))
+    };
+    // A whole gather (some 20 ms here) costs more than a sh that runs nothing.
+    assert!(ms("gather") > ms("sh -s < /dev/null"), "{stdout}");
+    assert!(ms("systemctl is-active (the units)") > 0.0, "{stdout}");
+}
