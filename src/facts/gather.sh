@@ -269,8 +269,38 @@ cmd units systemctl is-active systemd-resolved NetworkManager $KUNITS systemd-ne
 # Whether systemd-resolved starts at boot, asked where it wrote its files this boot (a
 # kubelet on them still has them after the next boot only if it does), and where
 # /etc/resolv.conf links to nothing (after a boot without it: disabled, masked or gone?).
+# Told from its links, with no systemctl started (a real one costs as much CPU as the rest
+# of this script: bench/gather-cpu.sh), where the answer is certain to be `enabled`, as
+# systemctl's install.c unit_file_lookup_state works it out: the unit file it finds first
+# on the unit path is the package's (a regular, non-empty file in /usr/lib/systemd/system,
+# or /lib/systemd/system on a split /usr; none of the directories before it holds the
+# name: no mask, copy, link, generated or transient unit), and /etc/systemd/system has a
+# symlink of the unit's name in a *.wants or *.requires directory (not itself a link):
+# find_symlinks_in_scope says ENABLED at the first one in the persistent configuration
+# directory, wherever it leads. Anything else is asked of systemctl.
+resolved_linked() {
+  for d in /etc/systemd/system.control /run/systemd/system.control /run/systemd/transient \
+    /run/systemd/generator.early /etc/systemd/system /etc/systemd/system.attached \
+    /run/systemd/system /run/systemd/system.attached /run/systemd/generator \
+    /usr/local/lib/systemd/system; do
+    if [ -e "$d/systemd-resolved.service" ] || [ -L "$d/systemd-resolved.service" ]; then return 1; fi
+  done
+  x=/usr/lib/systemd/system/systemd-resolved.service
+  if [ ! -e "$x" ] && [ ! -L "$x" ] && [ ! /lib/systemd/system -ef /usr/lib/systemd/system ]; then
+    x=/lib/systemd/system/systemd-resolved.service
+  fi
+  { [ -f "$x" ] && [ ! -L "$x" ] && [ -s "$x" ]; } || return 1
+  for x in /etc/systemd/system/*.wants/systemd-resolved.service /etc/systemd/system/*.requires/systemd-resolved.service; do
+    if [ -L "$x" ] && [ ! -L "${x%/*}" ]; then return 0; fi
+  done
+  return 1
+}
 if [ -d /run/systemd/resolve ] || { [ -L /etc/resolv.conf ] && [ ! -e /etc/resolv.conf ]; }; then
-  cmd resolved-enabled systemctl is-enabled systemd-resolved
+  if resolved_linked; then
+    hdr cmd resolved-enabled; put "enabled$NL"; hdr rc resolved-enabled; put 0
+  else
+    cmd resolved-enabled systemctl is-enabled systemd-resolved
+  fi
 fi
 # Whether firewalld starts at boot, where its unit file is installed: stopped now and
 # enabled, its zones decide the pods' forwarded traffic again after the next boot.

@@ -164,7 +164,8 @@ fn gathered(tree: &Path, scratch: &Path) -> RawFacts {
         }
     };
     let stub = format!(
-        "#!/bin/sh\ncase $1 in\nis-active) cat <<'EOF'\n{}EOF\n;;\nis-enabled) case $2 in\nfirewalld) cat <<'EOF'\n{}EOF\n;;\n*) cat <<'EOF'\n{}EOF\n;;\nesac ;;\n*) exit 1 ;;\nesac\n",
+        "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\ncase $1 in\nis-active) cat <<'EOF'\n{}EOF\n;;\nis-enabled) case $2 in\nfirewalld) cat <<'EOF'\n{}EOF\n;;\n*) cat <<'EOF'\n{}EOF\n;;\nesac ;;\n*) exit 1 ;;\nesac\n",
+        dnsfix::node_script::quote(&scratch.join("systemctl.calls").to_string_lossy()),
         answer("units"),
         answer("firewalld-enabled"),
         answer("resolved-enabled")
@@ -350,6 +351,136 @@ fn compare(tree: &Path, scratch: &Path) -> Vec<String> {
         );
     }
     failures
+}
+
+/// Debian 12's unit file of systemd-resolved, where its package puts it (/lib is /usr/lib).
+const RESOLVED_UNIT: &str = "/lib/systemd/system/systemd-resolved.service";
+/// The link `systemctl enable systemd-resolved` makes (its `WantedBy=sysinit.target`).
+const RESOLVED_WANTS: &str = "etc/systemd/system/sysinit.target.wants/systemd-resolved.service";
+
+/// A symlink `at` to `to`, its directory made first.
+fn link(at: &Path, to: &str) {
+    std::fs::create_dir_all(at.parent().expect("parent")).expect("mkdir");
+    std::os::unix::fs::symlink(to, at).expect("symlink");
+}
+
+/// What a case does to a tree, under its name, and whether the links then tell `enabled`.
+type LinkCase = (&'static str, fn(&Path), bool);
+
+const LINK_CASES: [LinkCase; 9] = [
+    ("the package's layout", |_| {}, true),
+    (
+        "no link",
+        |t| std::fs::remove_file(t.join(RESOLVED_WANTS)).expect("rm"),
+        false,
+    ),
+    (
+        "a link in a .requires directory",
+        |t| {
+            std::fs::remove_file(t.join(RESOLVED_WANTS)).expect("rm");
+            let at = "etc/systemd/system/multi-user.target.requires/systemd-resolved.service";
+            link(&t.join(at), RESOLVED_UNIT);
+        },
+        true,
+    ),
+    (
+        "masked",
+        |t| {
+            link(
+                &t.join("etc/systemd/system/systemd-resolved.service"),
+                "/dev/null",
+            )
+        },
+        false,
+    ),
+    (
+        "masked until the next boot",
+        |t| {
+            link(
+                &t.join("run/systemd/system/systemd-resolved.service"),
+                "/dev/null",
+            )
+        },
+        false,
+    ),
+    (
+        "a copy in /etc",
+        |t| {
+            let to = t.join("etc/systemd/system/systemd-resolved.service");
+            std::fs::copy(t.join("usr").join(&RESOLVED_UNIT[1..]), to).expect("cp");
+        },
+        false,
+    ),
+    (
+        "an empty unit file (masked)",
+        |t| std::fs::write(t.join("usr").join(&RESOLVED_UNIT[1..]), "").expect("write"),
+        false,
+    ),
+    (
+        "a .wants directory that is a link",
+        |t| {
+            std::fs::remove_dir_all(t.join("etc/systemd/system/sysinit.target.wants")).expect("rm");
+            link(
+                &t.join("etc/wants-elsewhere/systemd-resolved.service"),
+                RESOLVED_UNIT,
+            );
+            link(
+                &t.join("etc/systemd/system/sysinit.target.wants"),
+                "/etc/wants-elsewhere",
+            );
+        },
+        false,
+    ),
+    (
+        "a link in /usr/local/lib",
+        |t| {
+            link(
+                &t.join("usr/local/lib/systemd/system/systemd-resolved.service"),
+                RESOLVED_UNIT,
+            )
+        },
+        false,
+    ),
+];
+
+/// Whether systemd-resolved starts at boot comes from its links, with no systemctl started,
+/// only where `systemctl is-enabled` is certain to say `enabled`: the package's unit file
+/// (Debian 12's, tests/fixtures/systemd-units) is the one systemd finds, and
+/// /etc/systemd/system has a link of its name in a .wants or .requires directory. Anything
+/// else is asked of systemctl (the stand-in answers `disabled`, so an answer from the links
+/// shows). tests/it/systemd_e2e.rs holds the same against real systemd.
+#[test]
+fn a_resolved_enabled_by_its_links_is_told_without_systemctl() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-linked-{}", std::process::id()));
+    let unit = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/systemd-units/debian-12-systemd-resolved.service");
+    let mut failures = Vec::new();
+    for (i, (name, change, linked)) in LINK_CASES.iter().enumerate() {
+        let case = scratch.join(i.to_string());
+        let tree = case.join("root");
+        let vendor = tree.join("usr").join(&RESOLVED_UNIT[1..]);
+        std::fs::create_dir_all(vendor.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(&unit, &vendor).expect("copy the unit file");
+        link(&tree.join(RESOLVED_WANTS), RESOLVED_UNIT);
+        std::fs::create_dir_all(tree.join("run/systemd/resolve")).expect("mkdir");
+        std::fs::create_dir_all(tree.join(".dnsfix/cmd")).expect("mkdir");
+        std::fs::write(tree.join(".dnsfix/cmd/resolved-enabled"), "disabled\n").expect("write");
+        change(&tree);
+        let raw = gathered(&tree, &case.join("run"));
+        let calls = std::fs::read_to_string(case.join("run/systemctl.calls")).unwrap_or_default();
+        let asked = calls.lines().any(|l| l == "is-enabled systemd-resolved");
+        let said = NodeFacts::from_raw("node1", &raw)
+            .services
+            .systemd_resolved_enabled;
+        let want = if *linked { "enabled" } else { "disabled" };
+        if said.as_deref() != Some(want) || asked == *linked {
+            failures.push(format!(
+                "{name}: {said:?}, systemctl asked: {asked} ({calls:?})"
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(failures.is_empty(), "{failures:#?}");
 }
 
 /// Every path dnsfix always gathers, present in a tree with content of its own, comes back

@@ -806,3 +806,134 @@ fn a_systemd_resolved_without_servers_leaves_the_node_without_a_resolver() {
     let (code, findings) = check(&lab, &node);
     assert_eq!(code, Some(0), "{findings:#?}");
 }
+
+/// What dnsfix says of systemd-resolved's start at boot is what real systemd's
+/// `systemctl is-enabled` says, in every state an operator leaves it in; where its links
+/// make it `enabled`, gather.sh tells it from them and starts no systemctl for it (a
+/// wrapper on the node's PATH notes every systemctl the gather starts), and asks systemctl
+/// everywhere else.
+#[test]
+fn systemd_resolveds_start_at_boot_is_what_systemctl_is_enabled_says() {
+    let lab = start_lab();
+    let node = lab.node(SCENARIO).name.clone();
+    const CALLS: &str = "/run/dnsfix-test-systemctl.calls";
+    lab.exec(
+        &node,
+        &format!(
+            "printf '#!/bin/sh\\nprintf \"%%s\\\\n\" \"$*\" >> {CALLS}\\nexec /usr/bin/systemctl \"$@\"\\n' \
+             > /usr/local/sbin/systemctl && chmod +x /usr/local/sbin/systemctl"
+        ),
+    );
+    let wants = "/etc/systemd/system/sysinit.target.wants/systemd-resolved.service";
+    let other = "/etc/systemd/system/multi-user.target.wants/systemd-resolved.service";
+    let null = "/etc/systemd/system/dnsfix-test.target.wants/systemd-resolved.service";
+    // Each step changes the node from the one before, then both are asked; the last word
+    // is whether the links alone tell.
+    let steps: Vec<(&str, String, bool)> = vec![
+        ("as the package leaves it", "true".into(), true),
+        (
+            "disabled",
+            "systemctl disable systemd-resolved".into(),
+            false,
+        ),
+        (
+            "enabled until the next boot",
+            "systemctl enable --runtime systemd-resolved".into(),
+            false,
+        ),
+        (
+            "masked until the next boot",
+            "systemctl disable --runtime systemd-resolved && \
+             systemctl mask --runtime systemd-resolved"
+                .into(),
+            false,
+        ),
+        (
+            "enabled again",
+            "systemctl unmask --runtime systemd-resolved && systemctl enable systemd-resolved"
+                .into(),
+            true,
+        ),
+        (
+            "its wants link made by hand in another target",
+            format!(
+                "rm {wants} && mkdir -p {} && ln -s /lib/systemd/system/systemd-resolved.service {other}",
+                dirname(other)
+            ),
+            true,
+        ),
+        (
+            "a wants link of its name that leads to /dev/null",
+            format!(
+                "rm {other} && mkdir -p {} && ln -s /dev/null {null}",
+                dirname(null)
+            ),
+            true,
+        ),
+        (
+            "a copy of the unit file in /etc",
+            format!(
+                "rm -r {} && systemctl enable systemd-resolved && \
+                 cp /lib/systemd/system/systemd-resolved.service /etc/systemd/system/ && \
+                 systemctl daemon-reload",
+                dirname(null)
+            ),
+            false,
+        ),
+        (
+            "masked",
+            "rm /etc/systemd/system/systemd-resolved.service && systemctl daemon-reload && \
+             systemctl mask systemd-resolved"
+                .into(),
+            false,
+        ),
+    ];
+    let mut seen = Vec::new();
+    for (name, change, linked) in steps {
+        lab.exec(&node, &change);
+        let reference = lab
+            .exec_output(&node, "/usr/bin/systemctl is-enabled systemd-resolved")
+            .stdout;
+        let reference = String::from_utf8_lossy(&reference).trim().to_owned();
+        lab.exec(&node, &format!(": > {CALLS}"));
+        let out = dnsfix(&lab, &["facts", "--format", "json"]);
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("facts did not print JSON ({e}):\n{}", describe(&out)));
+        let said = doc["hosts"][0]["facts"]["services"]["systemd_resolved_enabled"].clone();
+        assert_eq!(
+            said.as_str(),
+            Some(reference.as_str()),
+            "{name}: dnsfix says {said}, systemctl is-enabled {reference:?}"
+        );
+        let calls = lab.exec(&node, &format!("cat {CALLS}"));
+        assert_eq!(
+            calls.lines().any(|l| l == "is-enabled systemd-resolved"),
+            !linked,
+            "{name}: the gather's systemctl calls: {calls:?}"
+        );
+        seen.push(reference);
+    }
+    lab.exec(
+        &node,
+        "rm /usr/local/sbin/systemctl && systemctl unmask systemd-resolved && \
+         systemctl enable systemd-resolved",
+    );
+    // The steps went through these states of systemctl's own.
+    for state in [
+        "enabled",
+        "disabled",
+        "enabled-runtime",
+        "masked-runtime",
+        "masked",
+    ] {
+        assert!(
+            seen.iter().any(|s| s == state),
+            "{state} not seen: {seen:?}"
+        );
+    }
+}
+
+/// The directory part of an absolute path.
+fn dirname(path: &str) -> &str {
+    path.rsplit_once('/').map_or("/", |(d, _)| d)
+}
