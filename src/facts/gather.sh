@@ -271,24 +271,28 @@ cmd units systemctl is-active systemd-resolved NetworkManager $KUNITS systemd-ne
 # /etc/resolv.conf links to nothing (after a boot without it: disabled, masked or gone?).
 # Told from its links, with no systemctl started (a real one costs as much CPU as the rest
 # of this script: bench/gather-cpu.sh), where the answer is certain to be `enabled`, as
-# systemctl's install.c unit_file_lookup_state works it out: the unit file it finds first
-# on the unit path is the package's (a regular, non-empty file in /usr/lib/systemd/system,
-# or /lib/systemd/system on a split /usr; none of the directories before it holds the
-# name: no mask, copy, link, generated or transient unit), and /etc/systemd/system has a
-# symlink of the unit's name in a *.wants or *.requires directory (not itself a link):
-# find_symlinks_in_scope says ENABLED at the first one in the persistent configuration
-# directory, wherever it leads. Anything else is asked of systemctl.
+# systemctl's install.c unit_file_lookup_state works it out (v237 to v256): on a merged
+# /usr (a split one searches /lib/systemd/system before /usr/lib's, and v255 and later
+# never), the unit file it finds first on the unit path is the package's, a regular,
+# non-empty file in /usr/lib/systemd/system, and none of the directories before it holds
+# the name (no mask, copy, link, generated or transient unit); no directory of the path
+# has drop-ins for it (unit_file_search loads them: one that does not parse, or before
+# v239 an empty one, makes is-enabled say otherwise); and /etc/systemd/system has a
+# symlink of the unit's name in a *.wants or *.requires directory that is not itself a
+# link: find_symlinks_in_scope matches it by its name and says ENABLED at the first one
+# in the persistent configuration directory, wherever it leads. Anything else is asked of
+# systemctl.
 resolved_linked() {
+  if [ -e /lib/systemd/system ] && [ ! /lib/systemd/system -ef /usr/lib/systemd/system ]; then return 1; fi
   for d in /etc/systemd/system.control /run/systemd/system.control /run/systemd/transient \
     /run/systemd/generator.early /etc/systemd/system /etc/systemd/system.attached \
     /run/systemd/system /run/systemd/system.attached /run/systemd/generator \
-    /usr/local/lib/systemd/system; do
+    /usr/local/lib/systemd/system /usr/lib/systemd/system /run/systemd/generator.late; do
+    if [ -e "$d/systemd-resolved.service.d" ] || [ -L "$d/systemd-resolved.service.d" ]; then return 1; fi
+    case "$d" in /usr/lib/systemd/system | /run/systemd/generator.late) continue ;; esac
     if [ -e "$d/systemd-resolved.service" ] || [ -L "$d/systemd-resolved.service" ]; then return 1; fi
   done
   x=/usr/lib/systemd/system/systemd-resolved.service
-  if [ ! -e "$x" ] && [ ! -L "$x" ] && [ ! /lib/systemd/system -ef /usr/lib/systemd/system ]; then
-    x=/lib/systemd/system/systemd-resolved.service
-  fi
   { [ -f "$x" ] && [ ! -L "$x" ] && [ -s "$x" ]; } || return 1
   for x in /etc/systemd/system/*.wants/systemd-resolved.service /etc/systemd/system/*.requires/systemd-resolved.service; do
     if [ -L "$x" ] && [ ! -L "${x%/*}" ]; then return 0; fi

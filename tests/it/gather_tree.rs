@@ -367,7 +367,7 @@ fn link(at: &Path, to: &str) {
 /// What a case does to a tree, under its name, and whether the links then tell `enabled`.
 type LinkCase = (&'static str, fn(&Path), bool);
 
-const LINK_CASES: [LinkCase; 9] = [
+const LINK_CASES: [LinkCase; 11] = [
     ("the package's layout", |_| {}, true),
     (
         "no link",
@@ -432,6 +432,23 @@ const LINK_CASES: [LinkCase; 9] = [
         false,
     ),
     (
+        "drop-ins of the package's own",
+        |t| {
+            let d = t.join("usr/lib/systemd/system/systemd-resolved.service.d");
+            std::fs::create_dir_all(&d).expect("mkdir");
+            std::fs::write(d.join("10-x.conf"), "[Service]\n").expect("write");
+        },
+        false,
+    ),
+    (
+        "an empty drop-in directory in /etc",
+        |t| {
+            let d = t.join("etc/systemd/system/systemd-resolved.service.d");
+            std::fs::create_dir_all(d).expect("mkdir");
+        },
+        false,
+    ),
+    (
         "a link in /usr/local/lib",
         |t| {
             link(
@@ -445,7 +462,7 @@ const LINK_CASES: [LinkCase; 9] = [
 
 /// Whether systemd-resolved starts at boot comes from its links, with no systemctl started,
 /// only where `systemctl is-enabled` is certain to say `enabled`: the package's unit file
-/// (Debian 12's, tests/fixtures/systemd-units) is the one systemd finds, and
+/// (Debian 12's, as the lab's healthy scenario carries it) is the one systemd finds, and
 /// /etc/systemd/system has a link of its name in a .wants or .requires directory. Anything
 /// else is asked of systemctl (the stand-in answers `disabled`, so an answer from the links
 /// shows). tests/it/systemd_e2e.rs holds the same against real systemd.
@@ -453,7 +470,7 @@ const LINK_CASES: [LinkCase; 9] = [
 fn a_resolved_enabled_by_its_links_is_told_without_systemctl() {
     let scratch = std::env::temp_dir().join(format!("dnsfix-gather-linked-{}", std::process::id()));
     let unit = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/systemd-units/debian-12-systemd-resolved.service");
+        .join("tests/lab/scenarios/healthy/root/usr/lib/systemd/system/systemd-resolved.service");
     let mut failures = Vec::new();
     for (i, (name, change, linked)) in LINK_CASES.iter().enumerate() {
         let case = scratch.join(i.to_string());

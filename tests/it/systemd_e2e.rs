@@ -824,70 +824,7 @@ fn systemd_resolveds_start_at_boot_is_what_systemctl_is_enabled_says() {
              > /usr/local/sbin/systemctl && chmod +x /usr/local/sbin/systemctl"
         ),
     );
-    let wants = "/etc/systemd/system/sysinit.target.wants/systemd-resolved.service";
-    let other = "/etc/systemd/system/multi-user.target.wants/systemd-resolved.service";
-    let null = "/etc/systemd/system/dnsfix-test.target.wants/systemd-resolved.service";
-    // Each step changes the node from the one before, then both are asked; the last word
-    // is whether the links alone tell.
-    let steps: Vec<(&str, String, bool)> = vec![
-        ("as the package leaves it", "true".into(), true),
-        (
-            "disabled",
-            "systemctl disable systemd-resolved".into(),
-            false,
-        ),
-        (
-            "enabled until the next boot",
-            "systemctl enable --runtime systemd-resolved".into(),
-            false,
-        ),
-        (
-            "masked until the next boot",
-            "systemctl disable --runtime systemd-resolved && \
-             systemctl mask --runtime systemd-resolved"
-                .into(),
-            false,
-        ),
-        (
-            "enabled again",
-            "systemctl unmask --runtime systemd-resolved && systemctl enable systemd-resolved"
-                .into(),
-            true,
-        ),
-        (
-            "its wants link made by hand in another target",
-            format!(
-                "rm {wants} && mkdir -p {} && ln -s /lib/systemd/system/systemd-resolved.service {other}",
-                dirname(other)
-            ),
-            true,
-        ),
-        (
-            "a wants link of its name that leads to /dev/null",
-            format!(
-                "rm {other} && mkdir -p {} && ln -s /dev/null {null}",
-                dirname(null)
-            ),
-            true,
-        ),
-        (
-            "a copy of the unit file in /etc",
-            format!(
-                "rm -r {} && systemctl enable systemd-resolved && \
-                 cp /lib/systemd/system/systemd-resolved.service /etc/systemd/system/ && \
-                 systemctl daemon-reload",
-                dirname(null)
-            ),
-            false,
-        ),
-        (
-            "masked",
-            "rm /etc/systemd/system/systemd-resolved.service && systemctl daemon-reload && \
-             systemctl mask systemd-resolved"
-                .into(),
-            false,
-        ),
-    ];
+    let steps = enablement_steps();
     let mut seen = Vec::new();
     for (name, change, linked) in steps {
         lab.exec(&node, &change);
@@ -931,6 +868,83 @@ fn systemd_resolveds_start_at_boot_is_what_systemctl_is_enabled_says() {
             "{state} not seen: {seen:?}"
         );
     }
+}
+
+/// The states systemd_resolveds_start_at_boot_is_what_systemctl_is_enabled_says takes the
+/// node through: each step changes the node from the one before; the last word is whether
+/// the links alone tell.
+fn enablement_steps() -> Vec<(&'static str, String, bool)> {
+    let wants = "/etc/systemd/system/sysinit.target.wants/systemd-resolved.service";
+    let other = "/etc/systemd/system/multi-user.target.wants/systemd-resolved.service";
+    let null = "/etc/systemd/system/dnsfix-test.target.wants/systemd-resolved.service";
+    let dropins = "/etc/systemd/system/systemd-resolved.service.d";
+    // Each step changes the node from the one before, then both are asked; the last word
+    // is whether the links alone tell.
+    vec![
+        ("as the package leaves it", "true".into(), true),
+        (
+            "disabled",
+            "systemctl disable systemd-resolved".into(),
+            false,
+        ),
+        (
+            "enabled until the next boot",
+            "systemctl enable --runtime systemd-resolved".into(),
+            false,
+        ),
+        (
+            "masked until the next boot",
+            "systemctl disable --runtime systemd-resolved && \
+             systemctl mask --runtime systemd-resolved"
+                .into(),
+            false,
+        ),
+        (
+            "enabled again",
+            "systemctl unmask --runtime systemd-resolved && systemctl enable systemd-resolved"
+                .into(),
+            true,
+        ),
+        (
+            "a drop-in of its own",
+            format!("mkdir -p {dropins} && printf '[Service]\\n' > {dropins}/10-test.conf"),
+            false,
+        ),
+        (
+            "its wants link made by hand in another target",
+            format!(
+                "rm -r {dropins} && rm {wants} && mkdir -p {} && \
+                 ln -s /lib/systemd/system/systemd-resolved.service {other}",
+                dirname(other)
+            ),
+            true,
+        ),
+        (
+            "a wants link of its name that leads to /dev/null",
+            format!(
+                "rm {other} && mkdir -p {} && ln -s /dev/null {null}",
+                dirname(null)
+            ),
+            true,
+        ),
+        (
+            "a copy of the unit file in /etc",
+            format!(
+                "rm -r {} && systemctl enable systemd-resolved && \
+                 cp /lib/systemd/system/systemd-resolved.service /etc/systemd/system/ && \
+                 systemctl daemon-reload",
+                dirname(null)
+            ),
+            false,
+        ),
+        (
+            "masked",
+            "rm /etc/systemd/system/systemd-resolved.service && systemctl daemon-reload && \
+             systemctl mask systemd-resolved"
+                .into(),
+            false,
+        ),
+    ]
 }
 
 /// The directory part of an absolute path.
