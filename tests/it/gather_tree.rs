@@ -462,8 +462,9 @@ const LINK_CASES: [LinkCase; 11] = [
 
 /// Whether systemd-resolved starts at boot comes from its links, with no systemctl started,
 /// only where `systemctl is-enabled` is certain to say `enabled`: the package's unit file
-/// (Debian 12's, as the lab's healthy scenario carries it) is the one systemd finds, and
-/// /etc/systemd/system has a link of its name in a .wants or .requires directory. Anything
+/// (Debian 12's, as the lab's healthy scenario carries it) is the one systemd finds, no
+/// drop-ins are there for it, and /etc/systemd/system has a link of its name in a .wants
+/// or .requires directory (this machine's /usr is merged, as gather.sh requires). Anything
 /// else is asked of systemctl (the stand-in answers `disabled`, so an answer from the links
 /// shows). tests/it/systemd_e2e.rs holds the same against real systemd.
 #[test]
