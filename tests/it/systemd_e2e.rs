@@ -878,8 +878,6 @@ fn enablement_steps() -> Vec<(&'static str, String, bool)> {
     let other = "/etc/systemd/system/multi-user.target.wants/systemd-resolved.service";
     let null = "/etc/systemd/system/dnsfix-test.target.wants/systemd-resolved.service";
     let dropins = "/etc/systemd/system/systemd-resolved.service.d";
-    // Each step changes the node from the one before, then both are asked; the last word
-    // is whether the links alone tell.
     vec![
         ("as the package leaves it", "true".into(), true),
         (
