@@ -38,8 +38,12 @@ trap "rm -rf \"\$T\"" EXIT
 awk -v t="$T" "/^@@nosysctl@@\$/ { f = 1; next } { print > (t (f ? \"/nosysctl.sh\" : \"/gather.sh\")) }"
 # Both must run to their last record, or what is timed is not the gather.
 for s in gather nosysctl; do
-	sh -s < "$T/$s.sh" 2>/dev/null | tail -c 64 | grep -q "^dnsfix-bench-boundary end\$" ||
-		{ echo "gather-cpu.sh: $s.sh did not run to its end record on the node" >&2; exit 1; }
+	sh -s < "$T/$s.sh" > "$T/out" 2> "$T/err"
+	tail -c 64 "$T/out" | grep -q "^dnsfix-bench-boundary end\$" || {
+		echo "gather-cpu.sh: on $4, $s.sh did not run to its end record; its last errors:" >&2
+		tail -n 3 "$T/err" >&2
+		exit 1
+	}
 done
 UNITS="systemd-resolved NetworkManager $1 systemd-networkd firewalld"
 RUNS=$2 ROUNDS=$3
@@ -55,4 +59,4 @@ done | sort -n -k1,1 -k2,2n | awk -v rounds="$ROUNDS" "{ v[\$1, ++c[\$1]] = \$2 
 '
 echo "== $NODE: CPU per run, ms (median of $ROUNDS rounds of $RUNS runs; the rounds' values sorted)"
 printf '%s\n@@nosysctl@@\n%s\n' "$script" "$nosysctl" |
-	bash "$LAB" exec "$DIR" "$NODE" -- bash -c "$PROG" gather-cpu "$UNITS" "$RUNS" "$ROUNDS"
+	bash "$LAB" exec "$DIR" "$NODE" -- bash -c "$PROG" gather-cpu "$UNITS" "$RUNS" "$ROUNDS" "$NODE"
