@@ -31,9 +31,28 @@ pub const DEFAULT_KEX: &[&str] = &[
     "diffie-hellman-group14-sha256",
 ];
 
+/// Every connection's client config, whatever host key types it asks for first: one
+/// constructor, so no connection goes without the keepalives. `inactivity` bounds a
+/// connection the server says nothing on.
+fn client_config(inactivity: Duration, preferred: russh::Preferred) -> client::Config {
+    client::Config {
+        preferred,
+        inactivity_timeout: Some(inactivity),
+        // A command may run silent for longer than that (apply's handlers wait for a
+        // restarted kubelet): the server's answers to keepalives keep the connection,
+        // and a server that stops answering three is gone.
+        keepalive_interval: Some((inactivity / 2).min(Duration::from_secs(15))),
+        keepalive_max: 3,
+        nodelay: true,
+        ..Default::default()
+    }
+}
+
 #[derive(Debug)]
 pub struct RusshTransport {
     config: Arc<client::Config>,
+    /// How long a connection the server says nothing on is kept ([`client_config`]).
+    inactivity: Duration,
     host_keys: HostKeyPolicy,
     known_hosts: Vec<PathBuf>,
     default_user: Option<String>,
@@ -55,21 +74,12 @@ impl RusshTransport {
         // OpenSSH's strict key exchange (the Terrapin fix).
         kexes.push(kex::EXTENSION_SUPPORT_AS_CLIENT);
         kexes.push(kex::EXTENSION_OPENSSH_STRICT_KEX_AS_CLIENT);
-        let inactivity = options.command_timeout + options.connect_timeout;
-        let config = client::Config {
-            preferred: russh::Preferred {
-                kex: kexes.into(),
-                ..Default::default()
-            },
-            inactivity_timeout: Some(inactivity),
-            // A command may run silent for longer than that (apply's handlers wait for a
-            // restarted kubelet): the server's answers to keepalives keep the connection,
-            // and a server that stops answering three is gone.
-            keepalive_interval: Some((inactivity / 2).min(Duration::from_secs(15))),
-            keepalive_max: 3,
-            nodelay: true,
+        let preferred = russh::Preferred {
+            kex: kexes.into(),
             ..Default::default()
         };
+        let inactivity = options.command_timeout + options.connect_timeout;
+        let config = client_config(inactivity, preferred);
         let known_hosts = match &options.known_hosts {
             Some(path) => vec![path.clone()],
             None => {
@@ -83,6 +93,7 @@ impl RusshTransport {
         };
         Ok(RusshTransport {
             config: Arc::new(config),
+            inactivity,
             host_keys: options.host_keys,
             known_hosts,
             default_user: options.user.clone(),
@@ -107,15 +118,13 @@ impl RusshTransport {
         };
         let mut order = self.config.preferred.key.to_vec();
         order.sort_by_key(rank);
-        client::Config {
-            preferred: russh::Preferred {
+        client_config(
+            self.inactivity,
+            russh::Preferred {
                 key: order.into(),
                 ..self.config.preferred.clone()
             },
-            inactivity_timeout: self.config.inactivity_timeout,
-            nodelay: true,
-            ..Default::default()
-        }
+        )
     }
 
     pub async fn connect(&self, target: &Target) -> Result<RusshSession, TransportError> {
@@ -395,6 +404,9 @@ impl RusshSession {
             let mut unsent = None;
             let mut kept = Kept::new(cap);
             let mut exit_status = None;
+            // The server closed the channel (russh passes its CHANNEL_CLOSE on before the
+            // channel ends): without that, the connection went under the command.
+            let mut closed = false;
             loop {
                 tokio::select! {
                     sent = &mut send, if sending => {
@@ -416,12 +428,19 @@ impl RusshSession {
                         }
                         Some(ChannelMsg::ExtendedData { data, ext: 1 }) => kept.stderr(&data),
                         Some(ChannelMsg::ExitStatus { exit_status: s }) => exit_status = Some(s),
+                        Some(ChannelMsg::Close) => closed = true,
                         Some(_) => {}
                     },
                 }
             }
             match (exit_status, unsent) {
                 (None, Some(e)) => Err(lost(e)),
+                // No status and no close: not a command that ended (a signal's end is
+                // closed too), a connection that did.
+                (None, None) if !closed => Err(TransportError::Disconnected {
+                    address: shown.clone(),
+                    detail: "the connection closed before the command ended".into(),
+                }),
                 _ => Ok(kept.into_output(exit_status)),
             }
         })

@@ -2,11 +2,12 @@
 //! node command that floods stdout is ended as it passes the session's output cap, at
 //! once (not at the command timeout), failing with a message that names the node's
 //! address and the cap; a flood on stderr is cut and the command still answers; stdin is
-//! sent while the output is read.
+//! sent while the output is read. A connection outlives a command silent for longer than
+//! russh's inactivity bound, and one lost under a command is a lost connection.
 
 use std::time::{Duration, Instant};
 
-use dnsfix::transport::{SshBackend, SshOptions, Transport};
+use dnsfix::transport::{HostKeyPolicy, SshBackend, SshOptions, Transport, TransportError};
 
 use crate::common::lab::Lab;
 
@@ -86,4 +87,93 @@ fn a_node_flooding_stdout_is_cut_off_at_the_cap_over_either_backend() {
             session.close().await;
         });
     }
+}
+
+/// apply's node script runs silent for longer than a read may (its handlers wait for a
+/// restarted kubelet to answer): with the session's bound raised, the connection outlives
+/// the silence. russh's inactivity bound (the command timeout plus the connect timeout,
+/// 3 s here) is kept from closing it by keepalives the server answers, on a host
+/// known_hosts knows as well as on one it does not.
+#[test]
+fn a_command_silent_past_the_inactivity_bound_keeps_its_connection_over_either_backend() {
+    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let target = lab.target(&node);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let empty = lab.dir.join("known_hosts.empty");
+    std::fs::write(&empty, "").expect("empty known_hosts");
+    let cases = [
+        (SshBackend::Russh, lab.known_hosts(), HostKeyPolicy::Strict),
+        (SshBackend::Russh, empty, HostKeyPolicy::AcceptNew),
+        (
+            SshBackend::OpenSsh,
+            lab.known_hosts(),
+            HostKeyPolicy::Strict,
+        ),
+    ];
+    for (backend, known_hosts, host_keys) in cases {
+        let transport = Transport::new(SshOptions {
+            backend,
+            known_hosts: Some(known_hosts.clone()),
+            host_keys,
+            private_key: Some(lab.key()),
+            connect_timeout: Duration::from_secs(1),
+            command_timeout: Duration::from_secs(2),
+            ssh_persist: 0,
+            ..SshOptions::default()
+        })
+        .expect("transport");
+        let case = format!("{backend:?} with {}", known_hosts.display());
+        runtime.block_on(async {
+            let mut session = transport.connect(&target).await.expect("connect");
+            session.set_command_timeout(Duration::from_secs(30));
+            let started = Instant::now();
+            let out = session
+                .exec("sleep 7; echo answered", b"")
+                .await
+                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            assert_eq!(out.stdout, b"answered\n", "{case}");
+            assert!(started.elapsed() >= Duration::from_secs(7), "{case}");
+            session.close().await;
+        });
+    }
+}
+
+/// The connection lost under a command (its sshd session killed: `kill -9 $PPID` ends that
+/// connection alone) is a lost connection over russh too, as over openssh
+/// (openssh_e2e::a_connection_lost_under_a_command_is_not_the_commands_exit_255): never a
+/// command that answered nothing and ended without a status.
+#[test]
+fn a_connection_lost_under_a_command_is_a_lost_connection_over_russh() {
+    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let target = lab.target(&node);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let transport = Transport::new(SshOptions {
+        backend: SshBackend::Russh,
+        known_hosts: Some(lab.known_hosts()),
+        private_key: Some(lab.key()),
+        connect_timeout: Duration::from_secs(5),
+        command_timeout: Duration::from_secs(30),
+        ..SshOptions::default()
+    })
+    .expect("transport");
+    runtime.block_on(async {
+        for round in 0..4 {
+            let mut session = transport.connect(&target).await.expect("connect");
+            session.exec("true", b"").await.expect("logged in");
+            let lost = session.exec("kill -9 $PPID; sleep 5", b"").await;
+            assert!(
+                matches!(lost, Err(TransportError::Disconnected { .. })),
+                "round {round}: {lost:?}"
+            );
+            session.close().await;
+        }
+    });
 }
