@@ -48,6 +48,28 @@ fn client_config(inactivity: Duration, preferred: russh::Preferred) -> client::C
     }
 }
 
+/// The known_hosts files a host key is checked against, as OpenSSH reads them: the user's
+/// (`--known-hosts`, else `~/.ssh/known_hosts` and `~/.ssh/known_hosts2`: ssh_config(5)
+/// UserKnownHostsFile), then the system's (`/etc/ssh/ssh_known_hosts` and
+/// `ssh_known_hosts2`: GlobalKnownHostsFile), which `--known-hosts` does not replace, as
+/// UserKnownHostsFile does not: a key the system's files mark `@revoked` is refused
+/// whatever file is given. A key learned goes to the first of the user's.
+fn known_hosts_files(given: Option<&Path>) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    match given {
+        Some(path) => files.push(path.to_path_buf()),
+        None => {
+            if let Some(home) = std::env::home_dir() {
+                files.push(home.join(".ssh/known_hosts"));
+                files.push(home.join(".ssh/known_hosts2"));
+            }
+        }
+    }
+    files.push(PathBuf::from("/etc/ssh/ssh_known_hosts"));
+    files.push(PathBuf::from("/etc/ssh/ssh_known_hosts2"));
+    files
+}
+
 #[derive(Debug)]
 pub struct RusshTransport {
     config: Arc<client::Config>,
@@ -55,6 +77,8 @@ pub struct RusshTransport {
     inactivity: Duration,
     host_keys: HostKeyPolicy,
     known_hosts: Vec<PathBuf>,
+    /// Where `--accept-new-host-keys` records a key: the user's file, never the system's.
+    learn_into: Option<PathBuf>,
     default_user: Option<String>,
     default_key: Option<PathBuf>,
     connect_timeout: std::time::Duration,
@@ -80,22 +104,17 @@ impl RusshTransport {
         };
         let inactivity = options.command_timeout + options.connect_timeout;
         let config = client_config(inactivity, preferred);
-        let known_hosts = match &options.known_hosts {
-            Some(path) => vec![path.clone()],
-            None => {
-                let mut v = Vec::new();
-                if let Some(home) = std::env::home_dir() {
-                    v.push(home.join(".ssh/known_hosts"));
-                }
-                v.push(PathBuf::from("/etc/ssh/ssh_known_hosts"));
-                v
-            }
-        };
+        let known_hosts = known_hosts_files(options.known_hosts.as_deref());
+        let learn_into = known_hosts
+            .first()
+            .filter(|f| !f.starts_with("/etc/ssh"))
+            .cloned();
         Ok(RusshTransport {
             config: Arc::new(config),
             inactivity,
             host_keys: options.host_keys,
             known_hosts,
+            learn_into,
             default_user: options.user.clone(),
             default_key: options.private_key.clone(),
             connect_timeout: options.connect_timeout,
@@ -162,6 +181,7 @@ impl RusshTransport {
             port,
             policy: self.host_keys,
             files: self.known_hosts.clone(),
+            learn_into: self.learn_into.clone(),
             verdict: Arc::clone(&verdict),
         };
         let known = super::known_hosts::known_algorithms(&self.known_hosts, &c.address, port);
@@ -307,6 +327,7 @@ struct HostKeyCheck {
     port: u16,
     policy: HostKeyPolicy,
     files: Vec<PathBuf>,
+    learn_into: Option<PathBuf>,
     verdict: Arc<Mutex<Option<Verdict>>>,
 }
 
@@ -348,10 +369,20 @@ impl client::Handler for HostKeyCheck {
             KnownHosts::Unknown => {}
         }
         if self.policy == HostKeyPolicy::AcceptNew
-            && let Some(file) = self.files.first()
-            && super::known_hosts::learn(file, &self.host, self.port, &key).is_ok()
+            && let Some(file) = &self.learn_into
         {
-            return Ok(true);
+            // A key trusted on first use is one recorded: where it cannot be, the next run
+            // would trust whatever key it meets again.
+            return match super::known_hosts::learn(file, &self.host, self.port, &key) {
+                Ok(()) => Ok(true),
+                Err(e) => {
+                    self.record(Verdict::Refused(format!(
+                        "it is new, and --accept-new-host-keys could not record it in {}: {e}",
+                        crate::text::escape(&file.display().to_string())
+                    )));
+                    Ok(false)
+                }
+            };
         }
         let files: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
         self.record(Verdict::Unknown(format!(" ({})", files.join(", "))));

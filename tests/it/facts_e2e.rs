@@ -266,6 +266,69 @@ fn facts_for_every_scenario_with_both_backends() {
     );
 }
 
+/// The system's known_hosts (`/etc/ssh/ssh_known_hosts`) counts whatever `--known-hosts`
+/// names, over either backend, as OpenSSH's GlobalKnownHostsFile does beside its
+/// UserKnownHostsFile: a node known there alone is known, and a key it marks `@revoked` is
+/// refused though the given file knows it. /etc/ssh is another directory for the run alone
+/// (a private mount namespace; the machine's files copied into it).
+#[test]
+fn the_systems_known_hosts_counts_whatever_file_is_given() {
+    let lab = start(&["healthy"]);
+    let node = lab.nodes[0].name.clone();
+    let line = std::fs::read_to_string(lab.dir.join("nodes").join(&node).join("known_hosts_line"))
+        .expect("the node's known_hosts line");
+    let etc = lab.dir.join("etc-ssh");
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg("/etc/ssh/.")
+        .arg(&etc)
+        .status()
+        .expect("cp runs");
+    assert!(copied.success(), "cannot copy /etc/ssh");
+    let empty = lab.dir.join("known_hosts.empty");
+    std::fs::write(&empty, "").expect("an empty known_hosts");
+    let cases = [
+        (
+            "revoked there",
+            lab.known_hosts(),
+            format!("@revoked {line}"),
+            Some("host_key_refused"),
+        ),
+        ("known there alone", empty, line.clone(), None),
+    ];
+    for (case, given, system, failure) in cases {
+        std::fs::write(etc.join("ssh_known_hosts"), &system).expect("ssh_known_hosts");
+        for backend in ["openssh", "russh"] {
+            let out = Command::new("unshare")
+                .args(["--mount", "--propagation", "private", "sh", "-c"])
+                .arg(r#"mount --bind "$1" /etc/ssh && shift && exec "$@""#)
+                .arg("sh")
+                .arg(&etc)
+                .arg(env!("CARGO_BIN_EXE_dnsfix"))
+                .args(["facts", "-i"])
+                .arg(lab.inventory())
+                .arg("--known-hosts")
+                .arg(&given)
+                .args(["--no-progress", "--format", "json", "--ssh-persist", "0"])
+                .args(["--ssh-backend", backend, "--connect-timeout", "5"])
+                .env_remove("DNSFIX_INVENTORY")
+                .env_remove("DNSFIX_PLAYBOOKS")
+                .env_remove("SSH_AUTH_SOCK")
+                .output()
+                .expect("unshare runs (needs root and util-linux)");
+            let doc = json(&out);
+            let h = host(&doc, &node);
+            match failure {
+                None => assert_eq!(h["status"], "ok", "{backend}, {case}: {h:#}"),
+                Some(kind) => {
+                    assert_eq!(h["status"], "failed", "{backend}, {case}: {h:#}");
+                    assert_eq!(h["error"]["kind"], kind, "{backend}, {case}: {h:#}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn failures_are_per_host_with_the_reason() {
     let lab = start(&["healthy", "healthy", "healthy", "sudo-user"]);

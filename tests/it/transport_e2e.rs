@@ -177,3 +177,40 @@ fn a_connection_lost_under_a_command_is_a_lost_connection_over_russh() {
         }
     });
 }
+
+/// `--accept-new-host-keys` trusts a new key by recording it: where the known_hosts file
+/// cannot be written (here its directory is a regular file), russh refuses the key and
+/// says why, never "unknown: pass --accept-new-host-keys" to a user who did.
+#[test]
+fn a_new_key_that_cannot_be_recorded_is_refused_over_russh() {
+    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let target = lab.target(&node);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let file = lab.dir.join("not-a-directory");
+    std::fs::write(&file, "").expect("a regular file");
+    let transport = Transport::new(SshOptions {
+        backend: SshBackend::Russh,
+        known_hosts: Some(file.join("known_hosts")),
+        host_keys: HostKeyPolicy::AcceptNew,
+        private_key: Some(lab.key()),
+        connect_timeout: Duration::from_secs(5),
+        command_timeout: Duration::from_secs(30),
+        ..SshOptions::default()
+    })
+    .expect("transport");
+    let err = match runtime.block_on(transport.connect(&target)) {
+        Ok(_) => panic!("connected with a key it could not record"),
+        Err(e) => e,
+    };
+    assert_eq!(err.kind(), "host_key_refused", "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("--accept-new-host-keys could not record it in")
+            && message.contains("not-a-directory/known_hosts"),
+        "{message}"
+    );
+}
