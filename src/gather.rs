@@ -237,11 +237,21 @@ async fn run_script(
             // The node's words: escaped, so they cannot pass for lines of the report.
             let stderr =
                 crate::text::escape(String::from_utf8_lossy(&output.stderr).trim()).into_owned();
+            let status = output
+                .exit_status
+                .map_or("unknown".to_owned(), |s| s.to_string());
             if output.exit_status != Some(0) && !stderr.is_empty() {
-                let status = output
-                    .exit_status
-                    .map_or("unknown".to_owned(), |s| s.to_string());
                 Err(HostError::Script { status, stderr })
+            } else if output.exit_status != Some(0) && output.stdout.is_empty() {
+                // Over openssh an exec sshd refuses is a silent 255 (the master's mux
+                // client says nothing at LogLevel ERROR); russh is told (ExecRefused).
+                Err(HostError::Script {
+                    status,
+                    stderr: "it printed nothing at all (sshd may have refused to start it: a \
+                             node at its process limit logs `fork: Resource temporarily \
+                             unavailable`)"
+                        .into(),
+                })
             } else {
                 Err(HostError::Frame(frame))
             }

@@ -177,6 +177,12 @@ pub enum TransportError {
     Resolve { address: String },
     #[error("connection to {address} lost: {detail}")]
     Disconnected { address: String, detail: String },
+    /// sshd answered the exec request with a failure: it could not start the login shell
+    /// (a node at its process limit), so nothing ran.
+    #[error(
+        "sshd on {address} refused to start the command, so nothing ran there (it could not start the login shell: a node at its process limit logs `fork: Resource temporarily unavailable`)"
+    )]
+    ExecRefused { address: String },
     /// A command's stdout passed the session's [`OutputCap`]: the command was ended there.
     #[error(
         "the command's output on {address} passed {cap}, the most dnsfix reads of one command; nothing of it was used"
@@ -221,7 +227,8 @@ impl TransportError {
             | TransportError::Auth { .. }
             | TransportError::HostKeyUnknown { .. }
             | TransportError::HostKeyChanged { .. }
-            | TransportError::HostKeyRefused { .. } => true,
+            | TransportError::HostKeyRefused { .. }
+            | TransportError::ExecRefused { .. } => true,
             TransportError::Timeout { during, .. } => *during != Phase::Command,
             _ => false,
         }
@@ -240,6 +247,7 @@ impl TransportError {
             TransportError::SudoMissing { .. } => "sudo_missing",
             TransportError::Resolve { .. } => "resolve",
             TransportError::Disconnected { .. } => "disconnected",
+            TransportError::ExecRefused { .. } => "exec_refused",
             TransportError::OutputTooLarge { .. } => "output_too_large",
             TransportError::Other(_) => "error",
         }

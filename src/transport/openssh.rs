@@ -782,6 +782,7 @@ fn unreachable(e: &TransportError) -> bool {
         TransportError::SudoPassword { .. }
         | TransportError::SudoMissing { .. }
         | TransportError::Disconnected { .. }
+        | TransportError::ExecRefused { .. }
         | TransportError::OutputTooLarge { .. }
         | TransportError::Other(_) => false,
     }

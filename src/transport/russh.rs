@@ -460,6 +460,14 @@ impl RusshSession {
                         Some(ChannelMsg::ExtendedData { data, ext: 1 }) => kept.stderr(&data),
                         Some(ChannelMsg::ExitStatus { exit_status: s }) => exit_status = Some(s),
                         Some(ChannelMsg::Close) => closed = true,
+                        // The answer to the exec request (sent wanting one): sshd could not
+                        // start the command, and may leave the channel open for ever.
+                        Some(ChannelMsg::Failure) => {
+                            let _ = write.close().await;
+                            return Err(TransportError::ExecRefused {
+                                address: shown.clone(),
+                            });
+                        }
                         Some(_) => {}
                     },
                 }

@@ -329,6 +329,65 @@ fn the_systems_known_hosts_counts_whatever_file_is_given() {
     }
 }
 
+/// A node whose sshd cannot start the login user's shell (the user at its process limit:
+/// sshd logs `fork: Resource temporarily unavailable` and answers the exec request with a
+/// failure) fails at once over either backend, saying nothing ran: russh is told so
+/// (`exec_refused`; it waited out the command timeout), openssh's ssh only exits 255 with
+/// nothing said, which the gather reports as such.
+#[test]
+fn a_node_whose_sshd_cannot_start_the_shell_fails_at_once_saying_so() {
+    let lab = start(&["sudo-user"]);
+    let node = lab.nodes[0].name.clone();
+    lab.exec(
+        &node,
+        &format!(
+            "prlimit --pid \"$(cat {}/nodes/{node}/sshd.pid)\" --nproc=1:1",
+            lab.dir.display()
+        ),
+    );
+    for (backend, kind, says) in [
+        (
+            "russh",
+            "exec_refused",
+            "refused to start the command, so nothing ran there",
+        ),
+        (
+            "openssh",
+            "script_failed",
+            "status 255: it printed nothing at all",
+        ),
+    ] {
+        let started = std::time::Instant::now();
+        let out = dnsfix(
+            &lab,
+            backend,
+            &[
+                "--format",
+                "json",
+                "--ssh-persist",
+                "0",
+                "--command-timeout",
+                "30",
+            ],
+        );
+        let took = started.elapsed();
+        assert!(
+            took < std::time::Duration::from_secs(20),
+            "{backend}: {took:?}"
+        );
+        let doc = json(&out);
+        let h = host(&doc, &node);
+        assert_eq!(h["status"], "failed", "{backend}: {h:#}");
+        assert_eq!(h["error"]["kind"], kind, "{backend}: {h:#}");
+        assert!(
+            h["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(says)),
+            "{backend}: {h:#}"
+        );
+    }
+}
+
 #[test]
 fn failures_are_per_host_with_the_reason() {
     let lab = start(&["healthy", "healthy", "healthy", "sudo-user"]);
