@@ -1213,6 +1213,33 @@ fn changed_by(plan: &HostPlan, playbooks: &[&str]) -> bool {
     })
 }
 
+/// Why a node script's run failed where the node was reached. dnsfix stops waiting at the
+/// timeout, and a lost connection is the client's news: over SSH the script may run on
+/// (sshd keeps a command without a terminal going, its lock held until it ends), so the
+/// message says so rather than that it died. A local script is killed at its timeout.
+fn cut_off(what: &str, e: &crate::gather::HostError, local: bool) -> String {
+    use crate::gather::HostError;
+    use crate::transport::{Phase, TransportError};
+    let may_run_on = format!(
+        "the {what} script may still be running on the node, holding its lock until it \
+         ends; `dnsfix plan` once it has shows what it changed"
+    );
+    match e {
+        HostError::Transport(TransportError::Timeout {
+            during: Phase::Command,
+            ..
+        }) if !local => format!("dnsfix stopped waiting ({}: {e}): {may_run_on}", e.kind()),
+        HostError::Transport(TransportError::Disconnected { .. }) => format!(
+            "the connection was lost under the {what} script ({}: {e}): {may_run_on}",
+            e.kind()
+        ),
+        _ => format!(
+            "the connection or the {what} script died ({}: {e})",
+            e.kind()
+        ),
+    }
+}
+
 /// Runs a bookkeeping script (a marker written or removed) on the node; why it failed.
 async fn note(session: &mut Session, target: &Target, script: &str) -> Result<(), String> {
     let out = crate::gather::run_as_root(session, target, script)
@@ -1773,14 +1800,12 @@ pub(crate) async fn run_node_script(
     session.set_command_timeout(reads.saturating_add(node_script.handler_time(handlers.len())));
     let output = run_as_root(session, target, &node_script.text).await;
     session.set_command_timeout(reads);
+    let local = matches!(session, Session::Local(_));
     let output = output.map_err(|e| {
         if let Some(t) = unreached(&e) {
             return unreachable(t);
         }
-        format!(
-            "the connection or the {what} script died ({}: {e})",
-            e.kind()
-        )
+        cut_off(what, &e, local)
     })?;
     // The first record may start the output: a line of its own, as a banner line is.
     let mut stdout = Vec::with_capacity(output.stdout.len() + 1);
@@ -2280,6 +2305,48 @@ mod tests {
             "the connection or the apply script died (output_too_large: the command's output on this machine passed 4096 bytes, the most dnsfix reads of one command; nothing of it was used)"
         );
         assert!(result.steps.is_empty());
+    }
+
+    /// A node script dnsfix stopped waiting for, or whose connection was lost, may run on
+    /// over SSH (sshd keeps a command without a terminal going): the message says so and
+    /// where to look, not that it died. A local one is killed at its timeout; any other
+    /// failure reads as before.
+    #[test]
+    fn a_script_cut_off_over_ssh_may_still_be_running() {
+        use crate::gather::HostError;
+        use crate::transport::{Phase, TransportError};
+        let timeout = HostError::Transport(TransportError::Timeout {
+            address: "root@10.0.0.5:22".into(),
+            seconds: 90,
+            during: Phase::Command,
+        });
+        assert_eq!(
+            cut_off("apply", &timeout, false),
+            "dnsfix stopped waiting (timeout: timed out after 90s while running the command on \
+             root@10.0.0.5:22): the apply script may still be running on the node, holding its \
+             lock until it ends; `dnsfix plan` once it has shows what it changed"
+        );
+        assert_eq!(
+            cut_off("apply", &timeout, true),
+            "the connection or the apply script died (timeout: timed out after 90s while \
+             running the command on root@10.0.0.5:22)"
+        );
+        let lost = HostError::Transport(TransportError::Disconnected {
+            address: "root@10.0.0.5:22".into(),
+            detail: "the connection closed before the command ended".into(),
+        });
+        assert_eq!(
+            cut_off("rollback", &lost, false),
+            "the connection was lost under the rollback script (disconnected: connection to \
+             root@10.0.0.5:22 lost: the connection closed before the command ended): the \
+             rollback script may still be running on the node, holding its lock until it \
+             ends; `dnsfix plan` once it has shows what it changed"
+        );
+        let other = HostError::Transport(TransportError::Other("boom".into()));
+        assert_eq!(
+            cut_off("apply", &other, false),
+            "the connection or the apply script died (error: boom)"
+        );
     }
 
     /// DNS-POD-LOOP stays fixed after a failed recreation only where every pod the plan saw

@@ -1511,7 +1511,8 @@ pub const RULES: &[RuleInfo] = &[
         severity: Severity::High,
         title: "an apply changed the kubelet's files and was cut off before restarting it",
         symptom: "\
-            `dnsfix apply` ended with the connection or the script lost (\"the connection or the\n\
+            `dnsfix apply` ended with the connection or the script lost (\"the connection was\n\
+            lost under the apply script\", \"dnsfix stopped waiting\", \"the connection or the\n\
             apply script died\"), or was interrupted, and a new `dnsfix plan` has nothing to\n\
             change: the kubelet's files hold the fix. Pods created since still get the old\n\
             resolv.conf or clusterDNS (a CoreDNS replacement keeps crash-looping on the loop).",
