@@ -379,8 +379,8 @@ pub struct ConnectArgs {
     #[arg(long, value_name = "FILE")]
     pub private_key: Option<PathBuf>,
 
-    /// Seconds to wait for a node to answer: the TCP connect and the SSH banner (openssh; a
-    /// login then gets 60 s more), the whole SSH handshake (russh)
+    /// Seconds to wait for a node to answer: the TCP connect and the SSH banner (openssh),
+    /// the TCP connect and the SSH handshake (russh); a login then gets 60 s more
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     pub connect_timeout: u64,
 

@@ -490,9 +490,13 @@ impl Transport {
             )));
         }
         let seconds = self.options.connect_timeout.as_secs();
-        // russh has its own connect timeout; this outer bound also covers a server that
-        // accepts TCP and then never finishes the handshake.
-        let bound = self.options.connect_timeout + Duration::from_secs(2);
+        // Each backend bounds its steps itself (russh: the TCP connect and the handshake
+        // by the connect timeout, the login by the login timeout); this outer bound is
+        // the last resort above their sum.
+        let bound = match self.options.backend {
+            SshBackend::OpenSsh => self.options.connect_timeout,
+            SshBackend::Russh => self.options.connect_timeout * 2 + self.options.login_timeout,
+        } + Duration::from_secs(2);
         let connecting = async {
             match self.options.backend {
                 SshBackend::OpenSsh => self

@@ -82,6 +82,8 @@ pub struct RusshTransport {
     default_user: Option<String>,
     default_key: Option<PathBuf>,
     connect_timeout: std::time::Duration,
+    /// The login's own bound, after the handshake: as the openssh backend gives one.
+    login_timeout: std::time::Duration,
     command_timeout: std::time::Duration,
 }
 
@@ -118,6 +120,7 @@ impl RusshTransport {
             default_user: options.user.clone(),
             default_key: options.private_key.clone(),
             connect_timeout: options.connect_timeout,
+            login_timeout: options.login_timeout,
             command_timeout: options.command_timeout,
         })
     }
@@ -227,7 +230,24 @@ impl RusshTransport {
             .or_else(|| std::env::var("USER").ok())
             .unwrap_or_else(|| "root".to_owned());
         let key = c.private_key.as_ref().or(self.default_key.as_ref());
-        authenticate(&mut handle, &user, key, &address).await?;
+        // A sshd slow to let one in (reverse DNS on a node whose DNS is broken, PAM) gets
+        // the login timeout, as over openssh; the message counts from the connect, as
+        // openssh's does.
+        match tokio::time::timeout(
+            self.login_timeout,
+            authenticate(&mut handle, &user, key, &address),
+        )
+        .await
+        {
+            Ok(done) => done?,
+            Err(_) => {
+                return Err(TransportError::Timeout {
+                    address,
+                    seconds: (self.connect_timeout + self.login_timeout).as_secs(),
+                    during: super::Phase::LoggingIn,
+                });
+            }
+        }
         Ok(RusshSession {
             handle,
             address,

@@ -214,3 +214,61 @@ fn a_new_key_that_cannot_be_recorded_is_refused_over_russh() {
         "{message}"
     );
 }
+
+/// Over russh as over openssh (openssh_e2e::a_slow_login_is_not_cut_short_by_the_connect_timeout_and_commands_keep_theirs),
+/// a sshd slow to let one in (each key check waits 3 s here, as reverse DNS on a node whose
+/// DNS is broken makes it wait) gets the login timeout after the handshake, not the
+/// connect timeout alone; a login past it fails as one, counted from the connect.
+#[test]
+fn a_slow_login_over_russh_gets_the_login_timeout() {
+    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let target = lab.target(&node);
+    lab.slow_login(&node, 3);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let options = |login: u64| SshOptions {
+        backend: SshBackend::Russh,
+        known_hosts: Some(lab.known_hosts()),
+        private_key: Some(lab.key()),
+        connect_timeout: Duration::from_secs(2),
+        login_timeout: Duration::from_secs(login),
+        command_timeout: Duration::from_secs(5),
+        ..SshOptions::default()
+    };
+    runtime.block_on(async {
+        let transport = Transport::new(options(60)).expect("transport");
+        let started = Instant::now();
+        let mut session = transport
+            .connect(&target)
+            .await
+            .unwrap_or_else(|e| panic!("after {:?}: {e}", started.elapsed()));
+        assert!(started.elapsed() >= Duration::from_secs(3), "a slow login");
+        let out = session.exec("echo in", b"").await.expect("in");
+        assert_eq!(out.stdout, b"in\n");
+        session.close().await;
+
+        let impatient = Transport::new(options(1)).expect("transport");
+        let started = Instant::now();
+        let err = match impatient.connect(&target).await {
+            Ok(_) => panic!("logged in within 1 s of a 3 s key check"),
+            Err(e) => e,
+        };
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "timed out after 3s while logging in to {}@127.0.0.1:{}",
+                lab.node(&node).user,
+                lab.node(&node).port
+            )
+        );
+        assert!(err.unreached(), "{err}");
+    });
+}
