@@ -494,11 +494,19 @@ impl RusshSession {
             }
             match (exit_status, unsent) {
                 (None, Some(e)) => Err(lost(e)),
-                // No status and no close: not a command that ended (a signal's end is
-                // closed too), a connection that did.
+                // No close: the connection ended, not the channel (a signal's end is
+                // closed too). Without a status the command's end is unknown; with one,
+                // whether its output came whole (sshd sends the status when the command
+                // exits, and what it left in the pipe after).
                 (None, None) if !closed => Err(TransportError::Disconnected {
                     address: shown.clone(),
                     detail: "the connection closed before the command ended".into(),
+                }),
+                (Some(_), _) if !closed => Err(TransportError::Disconnected {
+                    address: shown.clone(),
+                    detail: "the connection closed after the command's exit status, before \
+                             its output was known to be whole"
+                        .into(),
                 }),
                 _ => Ok(kept.into_output(exit_status)),
             }

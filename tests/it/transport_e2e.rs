@@ -145,7 +145,8 @@ fn a_command_silent_past_the_inactivity_bound_keeps_its_connection_over_either_b
 /// The connection lost under a command (its sshd session killed: `kill -9 $PPID` ends that
 /// connection alone) is a lost connection over russh too, as over openssh
 /// (openssh_e2e::a_connection_lost_under_a_command_is_not_the_commands_exit_255): never a
-/// command that answered nothing and ended without a status.
+/// command that answered nothing and ended without a status; nor, lost after the command's
+/// exit status but before the channel's close, a command whose output came whole.
 #[test]
 fn a_connection_lost_under_a_command_is_a_lost_connection_over_russh() {
     let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
@@ -171,6 +172,17 @@ fn a_connection_lost_under_a_command_is_a_lost_connection_over_russh() {
             let lost = session.exec("kill -9 $PPID; sleep 5", b"").await;
             assert!(
                 matches!(lost, Err(TransportError::Disconnected { .. })),
+                "round {round}: {lost:?}"
+            );
+            session.close().await;
+            // Lost after the exit status (the shell has exited, a child of its still
+            // holds the output open): whether the output came whole is not known.
+            let mut session = transport.connect(&target).await.expect("connect");
+            let lost = session
+                .exec("p=$PPID; (echo part; sleep 2; kill -9 $p) & exit 0", b"")
+                .await;
+            assert!(
+                matches!(&lost, Err(TransportError::Disconnected { detail, .. }) if detail.contains("after the command's exit status")),
                 "round {round}: {lost:?}"
             );
             session.close().await;
