@@ -175,6 +175,10 @@ pub enum TransportError {
     SudoMissing { address: String, hint: String },
     #[error("cannot resolve {address}")]
     Resolve { address: String },
+    /// No route to the node's address: the network says so at once (`No route to host`,
+    /// `Network is unreachable`).
+    #[error("cannot reach {address}: {detail}")]
+    Unreachable { address: String, detail: String },
     #[error("connection to {address} lost: {detail}")]
     Disconnected { address: String, detail: String },
     /// sshd answered the exec request with a failure: it could not start the login shell
@@ -228,6 +232,7 @@ impl TransportError {
             | TransportError::HostKeyUnknown { .. }
             | TransportError::HostKeyChanged { .. }
             | TransportError::HostKeyRefused { .. }
+            | TransportError::Unreachable { .. }
             | TransportError::ExecRefused { .. } => true,
             TransportError::Timeout { during, .. } => *during != Phase::Command,
             _ => false,
@@ -246,6 +251,7 @@ impl TransportError {
             TransportError::SudoPassword { .. } => "sudo_password",
             TransportError::SudoMissing { .. } => "sudo_missing",
             TransportError::Resolve { .. } => "resolve",
+            TransportError::Unreachable { .. } => "unreachable",
             TransportError::Disconnected { .. } => "disconnected",
             TransportError::ExecRefused { .. } => "exec_refused",
             TransportError::OutputTooLarge { .. } => "output_too_large",

@@ -775,6 +775,7 @@ fn unreachable(e: &TransportError) -> bool {
         | TransportError::HostKeyUnknown { .. }
         | TransportError::HostKeyChanged { .. }
         | TransportError::HostKeyRefused { .. }
+        | TransportError::Unreachable { .. }
         | TransportError::Resolve { .. } => true,
         TransportError::Timeout { during, .. } => {
             matches!(during, Phase::Connecting | Phase::LoggingIn)
@@ -970,6 +971,9 @@ pub(crate) fn classify(target: &Target, text: &str) -> TransportError {
     }
     if text.contains("Could not resolve") || text.contains("Name or service not known") {
         return TransportError::Resolve { address };
+    }
+    if text.contains("No route to host") || text.contains("Network is unreachable") {
+        return TransportError::Unreachable { address, detail };
     }
     if text.contains("closed by remote host")
         || text.contains("Connection closed")

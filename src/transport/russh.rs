@@ -171,6 +171,12 @@ impl RusshTransport {
             _ if e.to_string().contains("failed to lookup") => TransportError::Resolve {
                 address: address.clone(),
             },
+            std::io::ErrorKind::HostUnreachable | std::io::ErrorKind::NetworkUnreachable => {
+                TransportError::Unreachable {
+                    address: address.clone(),
+                    detail: e.to_string(),
+                }
+            }
             _ => TransportError::Disconnected {
                 address: address.clone(),
                 detail: e.to_string(),

@@ -388,6 +388,58 @@ fn a_node_whose_sshd_cannot_start_the_shell_fails_at_once_saying_so() {
     }
 }
 
+/// A node the network has no route to (here: a network namespace of its own with no
+/// interface up, so the kernel says `Network is unreachable` at once) is unreachable over
+/// either backend, named so, not "lost" or an ssh failure of no kind.
+#[test]
+fn a_node_with_no_route_to_it_is_unreachable_over_either_backend() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inventory = dir.path().join("hosts.yaml");
+    std::fs::write(
+        &inventory,
+        "all:\n  hosts:\n    far:\n      ansible_host: 10.255.255.1\n      ansible_user: root\n",
+    )
+    .expect("inventory");
+    for backend in ["openssh", "russh"] {
+        let out = Command::new("unshare")
+            .arg("--net")
+            .arg(env!("CARGO_BIN_EXE_dnsfix"))
+            .args(["facts", "-i"])
+            .arg(&inventory)
+            .args([
+                "--known-hosts",
+                "/dev/null",
+                "--no-progress",
+                "--format",
+                "json",
+            ])
+            .args([
+                "--ssh-persist",
+                "0",
+                "--ssh-backend",
+                backend,
+                "--connect-timeout",
+                "5",
+            ])
+            .env_remove("DNSFIX_INVENTORY")
+            .env_remove("DNSFIX_PLAYBOOKS")
+            .env_remove("SSH_AUTH_SOCK")
+            .output()
+            .expect("unshare runs (needs root and util-linux)");
+        let doc = json(&out);
+        let h = host(&doc, "far");
+        assert_eq!(h["status"], "failed", "{backend}: {h:#}");
+        assert_eq!(h["error"]["kind"], "unreachable", "{backend}: {h:#}");
+        assert!(
+            h["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("cannot reach root@10.255.255.1")
+                    && m.contains("unreachable")),
+            "{backend}: {h:#}"
+        );
+    }
+}
+
 #[test]
 fn failures_are_per_host_with_the_reason() {
     let lab = start(&["healthy", "healthy", "healthy", "sudo-user"]);
