@@ -281,7 +281,21 @@ async fn authenticate(
         .flatten()
         .flatten();
     if let Some(path) = key {
-        let key = load_key(path).map_err(auth_error)?;
+        let key = match load_key(path) {
+            Ok(key) => key,
+            // An encrypted key (dnsfix never asks for a passphrase): the agent may hold it
+            // unlocked, and ssh then signs with the agent.
+            Err(why) => {
+                return match agent_signs(handle, user, path, hash).await {
+                    Some(true) => Ok(()),
+                    Some(false) => Err(auth_error(format!(
+                        "key {} (from the ssh agent) was not accepted for user {user}",
+                        path.display()
+                    ))),
+                    None => Err(auth_error(why)),
+                };
+            }
+        };
         return match handle
             .authenticate_publickey(user, PrivateKeyWithHashAlg::new(key, hash))
             .await
@@ -331,6 +345,43 @@ async fn authenticate(
     } else {
         format!("user {user} was refused with {}", tried.join(", "))
     }))
+}
+
+/// Logs in with the ssh agent's signature for the key at `path`, whose private half dnsfix
+/// cannot read (encrypted): its public half from the file itself (an OpenSSH key keeps it
+/// in the clear) or from `PATH.pub`. None where the agent does not hold that key (or there
+/// is no agent); else whether the server accepted it.
+async fn agent_signs(
+    handle: &mut Handle<HostKeyCheck>,
+    user: &str,
+    path: &Path,
+    hash: Option<russh::keys::HashAlg>,
+) -> Option<bool> {
+    let public = russh::keys::PrivateKey::read_openssh_file(path)
+        .map(|k| k.public_key().clone())
+        .ok()
+        .or_else(|| {
+            let mut pub_path = path.as_os_str().to_owned();
+            pub_path.push(".pub");
+            russh::keys::load_public_key(PathBuf::from(pub_path)).ok()
+        })?;
+    std::env::var_os("SSH_AUTH_SOCK")?;
+    let mut agent = russh::keys::agent::client::AgentClient::connect_env()
+        .await
+        .ok()?;
+    let held = agent.request_identities().await.ok()?;
+    if !held
+        .iter()
+        .any(|i| i.public_key().key_data() == public.key_data())
+    {
+        return None;
+    }
+    Some(matches!(
+        handle
+            .authenticate_publickey_with(user, public, hash, &mut agent)
+            .await,
+        Ok(AuthResult::Success)
+    ))
 }
 
 fn load_key(path: &Path) -> Result<Arc<russh::keys::PrivateKey>, String> {

@@ -3,7 +3,7 @@
 
 use std::process::{Command, Output};
 
-use crate::common::dnsfix::Dnsfix;
+use crate::common::dnsfix::{Dnsfix, describe};
 use crate::common::lab::{ALL_SCENARIOS as SCENARIOS, Lab, Node};
 use serde_json::Value;
 
@@ -438,6 +438,85 @@ fn a_node_with_no_route_to_it_is_unreachable_over_either_backend() {
             "{backend}: {h:#}"
         );
     }
+}
+
+/// An encrypted private key (dnsfix never asks for a passphrase) logs in over russh where
+/// the ssh agent holds it, as ssh signs with the agent; without an agent the host fails
+/// saying the key is encrypted. The public half comes from the key file itself.
+#[test]
+fn an_encrypted_key_the_agent_holds_logs_in_over_russh() {
+    let lab = start(&["healthy"]);
+    let node = lab.nodes[0].name.clone();
+    let encrypted = lab.dir.join("id_encrypted");
+    std::fs::copy(lab.key(), &encrypted).expect("copy the key");
+    let locked = Command::new("ssh-keygen")
+        .args([
+            "-p",
+            "-q",
+            "-P",
+            "",
+            "-N",
+            "a passphrase dnsfix never asks for",
+            "-f",
+        ])
+        .arg(&encrypted)
+        .status()
+        .expect("ssh-keygen runs");
+    assert!(locked.success(), "ssh-keygen -p");
+    let socket = lab.dir.join("agent.sock");
+    let mut agent = Command::new("ssh-agent")
+        .arg("-D")
+        .arg("-a")
+        .arg(&socket)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("ssh-agent runs");
+    for _ in 0..100 {
+        if socket.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let added = Command::new("ssh-add")
+        .arg("-q")
+        .arg(lab.key())
+        .env("SSH_AUTH_SOCK", &socket)
+        .output()
+        .expect("ssh-add runs");
+    let inventory = lab.dir.join("inventory-encrypted.yaml");
+    let text = std::fs::read_to_string(lab.inventory()).expect("inventory");
+    let key = lab.key().display().to_string();
+    assert!(text.contains(&key), "the lab's inventory names its key");
+    std::fs::write(
+        &inventory,
+        text.replace(&key, &encrypted.display().to_string()),
+    )
+    .expect("inventory with the encrypted key");
+    let run = |agent: Option<&std::path::Path>| {
+        let mut cmd = Dnsfix::new(["facts"])
+            .lab(&lab, &inventory)
+            .args(["--ssh-backend", "russh", "--format", "json"])
+            .env_remove("SSH_AUTH_SOCK")
+            .command();
+        if let Some(socket) = agent {
+            cmd.env("SSH_AUTH_SOCK", socket);
+        }
+        json(&cmd.output().expect("dnsfix runs"))
+    };
+    let with_agent = run(Some(&socket));
+    let without = run(None);
+    let _ = agent.kill();
+    let _ = agent.wait();
+    assert!(added.status.success(), "ssh-add: {}", describe(&added));
+    facts(&with_agent, &node);
+    let h = host(&without, &node);
+    assert_eq!(h["error"]["kind"], "auth", "{h:#}");
+    assert!(
+        h["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("id_encrypted") && m.contains("encrypted")),
+        "{h:#}"
+    );
 }
 
 #[test]
