@@ -359,7 +359,8 @@ pub struct ConnectArgs {
     #[arg(long, value_enum, default_value_t = BackendArg::Openssh, value_name = "BACKEND")]
     pub ssh_backend: BackendArg,
 
-    /// known_hosts file to check host keys against, in place of the user's (default: ssh's own); the system's /etc/ssh/ssh_known_hosts counts too
+    /// known_hosts file to check host keys against, in place of the user's (default:
+    /// ssh's own); the system's /etc/ssh/ssh_known_hosts counts too
     #[arg(long, value_name = "FILE")]
     pub known_hosts: Option<PathBuf>,
 

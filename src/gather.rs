@@ -242,9 +242,10 @@ async fn run_script(
                 .map_or("unknown".to_owned(), |s| s.to_string());
             if output.exit_status != Some(0) && !stderr.is_empty() {
                 Err(HostError::Script { status, stderr })
-            } else if output.exit_status != Some(0) && output.stdout.is_empty() {
+            } else if output.exit_status == Some(255) && output.stdout.is_empty() {
                 // Over openssh an exec sshd refuses is a silent 255 (the master's mux
                 // client says nothing at LogLevel ERROR); russh is told (ExecRefused).
+                // (dnsfix's words here, in the place of the node's stderr.)
                 Err(HostError::Script {
                     status,
                     stderr: "it printed nothing at all (sshd may have refused to start it: a \

@@ -551,7 +551,11 @@ async fn apply_host(ctx: &Context, host: &Host, plan: &HostPlan) -> HostResult {
 /// A host apply or rollback could not reach, as a plan says one: "unreachable: refused:
 /// connection refused by ...".
 pub(crate) fn unreachable(e: &crate::transport::TransportError) -> String {
-    format!("unreachable: {}: {e}", e.kind())
+    match e.kind() {
+        // Its message says so already: "cannot reach ...".
+        "unreachable" => format!("unreachable: {e}"),
+        kind => format!("unreachable: {kind}: {e}"),
+    }
 }
 
 /// Whether a node command's error is one that never reached the node.
@@ -1214,21 +1218,24 @@ fn changed_by(plan: &HostPlan, playbooks: &[&str]) -> bool {
 }
 
 /// Why a node script's run failed where the node was reached. dnsfix stops waiting at the
-/// timeout, and a lost connection is the client's news: over SSH the script may run on
-/// (sshd keeps a command without a terminal going, its lock held until it ends), so the
-/// message says so rather than that it died. A local script is killed at its timeout.
+/// timeout or past the output cap, and a lost connection is the client's news: over SSH
+/// the script may run on (sshd keeps a command without a terminal going, its lock held
+/// until it ends), so the message says so rather than that it died. A local script is
+/// killed at its timeout or cap.
 fn cut_off(what: &str, e: &crate::gather::HostError, local: bool) -> String {
     use crate::gather::HostError;
     use crate::transport::{Phase, TransportError};
     let may_run_on = format!(
-        "the {what} script may still be running on the node, holding its lock until it \
-         ends; `dnsfix plan` once it has shows what it changed"
+        "the {what} script may still be running on the node, holding its lock until it ends"
     );
     match e {
-        HostError::Transport(TransportError::Timeout {
-            during: Phase::Command,
-            ..
-        }) if !local => format!("dnsfix stopped waiting ({}: {e}): {may_run_on}", e.kind()),
+        HostError::Transport(
+            TransportError::Timeout {
+                during: Phase::Command,
+                ..
+            }
+            | TransportError::OutputTooLarge { .. },
+        ) if !local => format!("dnsfix stopped waiting ({}: {e}): {may_run_on}", e.kind()),
         HostError::Transport(TransportError::Disconnected { .. }) => format!(
             "the connection was lost under the {what} script ({}: {e}): {may_run_on}",
             e.kind()
@@ -2308,9 +2315,9 @@ mod tests {
     }
 
     /// A node script dnsfix stopped waiting for, or whose connection was lost, may run on
-    /// over SSH (sshd keeps a command without a terminal going): the message says so and
-    /// where to look, not that it died. A local one is killed at its timeout; any other
-    /// failure reads as before.
+    /// over SSH (sshd keeps a command without a terminal going): the message says so, not
+    /// that it died. A local one is killed at its timeout; any other failure reads as
+    /// before.
     #[test]
     fn a_script_cut_off_over_ssh_may_still_be_running() {
         use crate::gather::HostError;
@@ -2324,7 +2331,7 @@ mod tests {
             cut_off("apply", &timeout, false),
             "dnsfix stopped waiting (timeout: timed out after 90s while running the command on \
              root@10.0.0.5:22): the apply script may still be running on the node, holding its \
-             lock until it ends; `dnsfix plan` once it has shows what it changed"
+             lock until it ends"
         );
         assert_eq!(
             cut_off("apply", &timeout, true),
@@ -2340,7 +2347,7 @@ mod tests {
             "the connection was lost under the rollback script (disconnected: connection to \
              root@10.0.0.5:22 lost: the connection closed before the command ended): the \
              rollback script may still be running on the node, holding its lock until it \
-             ends; `dnsfix plan` once it has shows what it changed"
+             ends"
         );
         let other = HostError::Transport(TransportError::Other("boom".into()));
         assert_eq!(

@@ -36,7 +36,7 @@ pub const BECOME_ROOT_SH: &str = concat!(
     "if [ \"$u\" -eq 0 ]; then exec /bin/sh -s; else exec sudo -n /bin/sh -s; fi"
 );
 
-/// How much longer than the connect timeout the openssh backend gives a login. sshd looks
+/// How much longer than the connect timeout either backend gives a login. sshd looks
 /// up the client's name with `UseDNS yes` (and GSSAPI or PAM may): on a node whose DNS is
 /// broken each lookup waits for the resolver's timeouts (glibc: 5 s, 2 attempts, up to 3
 /// servers: 30 s), and sshd asks twice (the name, then its address back). sshd itself
@@ -75,9 +75,10 @@ pub struct SshOptions {
     pub private_key: Option<PathBuf>,
     /// The TCP connect and the server's banner (ssh's ConnectTimeout).
     pub connect_timeout: Duration,
-    /// For the openssh backend, how much longer than the connect timeout a login may take
-    /// (key exchange and authentication: a sshd that does reverse DNS on a node whose DNS
-    /// is broken can take many seconds to accept a login).
+    /// How much longer than the connect timeout a login may take (openssh: the key
+    /// exchange and authentication; russh: authentication, its deadline counted from the
+    /// connect): a sshd that does reverse DNS on a node whose DNS is broken can take many
+    /// seconds to accept a login.
     pub login_timeout: Duration,
     pub command_timeout: Duration,
     /// Key exchange algorithms for the russh backend, most preferred first.
@@ -175,16 +176,16 @@ pub enum TransportError {
     SudoMissing { address: String, hint: String },
     #[error("cannot resolve {address}")]
     Resolve { address: String },
-    /// No route to the node's address: the network says so at once (`No route to host`,
-    /// `Network is unreachable`).
+    /// No route to the node's address: the network says so (`No route to host`, `Network
+    /// is unreachable`), without the connect timeout.
     #[error("cannot reach {address}: {detail}")]
     Unreachable { address: String, detail: String },
     #[error("connection to {address} lost: {detail}")]
     Disconnected { address: String, detail: String },
-    /// sshd answered the exec request with a failure: it could not start the login shell
-    /// (a node at its process limit), so nothing ran.
+    /// sshd answered the exec request with a failure: it could not start the command
+    /// (most likely a node at its process limit), so nothing ran.
     #[error(
-        "sshd on {address} refused to start the command, so nothing ran there (it could not start the login shell: a node at its process limit logs `fork: Resource temporarily unavailable`)"
+        "sshd on {address} refused to start the command, so nothing ran there (most likely it could not start the login shell: a node at its process limit logs `fork: Resource temporarily unavailable`)"
     )]
     ExecRefused { address: String },
     /// A command's stdout passed the session's [`OutputCap`]: the command was ended there.
@@ -204,7 +205,7 @@ pub enum Phase {
     Connecting,
     /// russh's key exchange and host key check.
     Handshake,
-    /// OpenSSH's login, up to its master answering.
+    /// The login: OpenSSH's up to its master answering, russh's authentication.
     LoggingIn,
     Command,
 }
@@ -221,9 +222,10 @@ impl std::fmt::Display for Phase {
 }
 
 impl TransportError {
-    /// Whether the node was never reached: no connection, no login, no trusted host key,
-    /// so nothing ran there. Reports call such a host `unreachable` whichever step asked
-    /// first (the OpenSSH backend connects at its first command, russh at connect).
+    /// Whether nothing ran on the node: no connection, no login, no trusted host key, or
+    /// a sshd that would not start the command. Reports call such a host `unreachable`
+    /// whichever step asked first (the OpenSSH backend connects at its first command,
+    /// russh at connect).
     pub fn unreached(&self) -> bool {
         match self {
             TransportError::Refused { .. }
@@ -235,7 +237,11 @@ impl TransportError {
             | TransportError::Unreachable { .. }
             | TransportError::ExecRefused { .. } => true,
             TransportError::Timeout { during, .. } => *during != Phase::Command,
-            _ => false,
+            TransportError::SudoPassword { .. }
+            | TransportError::SudoMissing { .. }
+            | TransportError::Disconnected { .. }
+            | TransportError::OutputTooLarge { .. }
+            | TransportError::Other(_) => false,
         }
     }
 
@@ -495,14 +501,15 @@ impl Transport {
                 c.ssh_args.join(" "),
             )));
         }
-        let seconds = self.options.connect_timeout.as_secs();
         // Each backend bounds its steps itself (russh: the TCP connect and the handshake
-        // by the connect timeout, the login by the login timeout); this outer bound is
-        // the last resort above their sum.
-        let bound = match self.options.backend {
+        // each by the connect timeout, the login by the connect and login timeouts from
+        // the start); this outer bound is the last resort, 2 s above their sum.
+        let steps = match self.options.backend {
             SshBackend::OpenSsh => self.options.connect_timeout,
             SshBackend::Russh => self.options.connect_timeout * 2 + self.options.login_timeout,
-        } + Duration::from_secs(2);
+        };
+        let seconds = steps.as_secs();
+        let bound = steps + Duration::from_secs(2);
         let connecting = async {
             match self.options.backend {
                 SshBackend::OpenSsh => self

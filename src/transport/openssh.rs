@@ -1552,6 +1552,10 @@ mod tests {
                 detail: String::new(),
             },
             TransportError::Resolve { address: address() },
+            TransportError::Unreachable {
+                address: address(),
+                detail: "No route to host".into(),
+            },
             TransportError::Timeout {
                 address: address(),
                 seconds: 10,
@@ -1576,6 +1580,8 @@ mod tests {
                 detail: "ssh exited 255 with no message and no master left".into(),
             },
             TransportError::Other("ssh failed".into()),
+            // Another session to the host may find a process free.
+            TransportError::ExecRefused { address: address() },
         ] {
             assert!(!unreachable(&not), "{not:?}");
         }
@@ -1687,5 +1693,17 @@ mod tests {
             classify(&target(), auth),
             TransportError::Auth { .. }
         ));
+        for no_route in [
+            "ssh: connect to host 10.0.0.9 port 22: No route to host",
+            "ssh: connect to host 10.0.0.9 port 22: Network is unreachable",
+        ] {
+            assert_eq!(
+                classify(&target(), no_route),
+                TransportError::Unreachable {
+                    address: "root@127.0.0.1:2222".into(),
+                    detail: no_route.into()
+                }
+            );
+        }
     }
 }

@@ -70,6 +70,15 @@ fn known_hosts_files(given: Option<&Path>) -> Vec<PathBuf> {
     files
 }
 
+/// Where a key trusted on first use is recorded: the first of `files` where it is the
+/// user's, never a system file.
+fn user_file(files: &[PathBuf]) -> Option<PathBuf> {
+    files
+        .first()
+        .filter(|f| !f.starts_with("/etc/ssh"))
+        .cloned()
+}
+
 #[derive(Debug)]
 pub struct RusshTransport {
     config: Arc<client::Config>,
@@ -104,13 +113,13 @@ impl RusshTransport {
             kex: kexes.into(),
             ..Default::default()
         };
-        let inactivity = options.command_timeout + options.connect_timeout;
+        // russh's inactivity bound runs from the handshake on, and its keepalives only
+        // once logged in: a login that waits on a sshd's reverse DNS must fit under it.
+        let inactivity =
+            options.command_timeout.max(options.login_timeout) + options.connect_timeout;
         let config = client_config(inactivity, preferred);
         let known_hosts = known_hosts_files(options.known_hosts.as_deref());
-        let learn_into = known_hosts
-            .first()
-            .filter(|f| !f.starts_with("/etc/ssh"))
-            .cloned();
+        let learn_into = user_file(&known_hosts);
         Ok(RusshTransport {
             config: Arc::new(config),
             inactivity,
@@ -150,6 +159,7 @@ impl RusshTransport {
     }
 
     pub async fn connect(&self, target: &Target) -> Result<RusshSession, TransportError> {
+        let started = tokio::time::Instant::now();
         let c = &target.connection;
         let address = target.describe();
         let port = c.port.unwrap_or(22);
@@ -229,6 +239,26 @@ impl RusshTransport {
             }
         };
 
+        self.log_in(&mut handle, target, started, &address).await?;
+        Ok(RusshSession {
+            handle,
+            address,
+            command_timeout: self.command_timeout,
+            output_cap: super::OutputCap::default(),
+        })
+    }
+
+    /// Authenticates as the target's user (the inventory's, `--user`, `$USER`, or root).
+    /// A sshd slow to let one in (reverse DNS on a node whose DNS is broken, PAM) has until
+    /// the connect timeout and the login timeout from `started`, as over openssh.
+    async fn log_in(
+        &self,
+        handle: &mut Handle<HostKeyCheck>,
+        target: &Target,
+        started: tokio::time::Instant,
+        address: &str,
+    ) -> Result<(), TransportError> {
+        let c = &target.connection;
         let user = c
             .user
             .clone()
@@ -236,30 +266,24 @@ impl RusshTransport {
             .or_else(|| std::env::var("USER").ok())
             .unwrap_or_else(|| "root".to_owned());
         let key = c.private_key.as_ref().or(self.default_key.as_ref());
-        // A sshd slow to let one in (reverse DNS on a node whose DNS is broken, PAM) gets
-        // the login timeout, as over openssh; the message counts from the connect, as
-        // openssh's does.
-        match tokio::time::timeout(
-            self.login_timeout,
-            authenticate(&mut handle, &user, key, &address),
-        )
-        .await
+        let login = self.connect_timeout + self.login_timeout;
+        match tokio::time::timeout_at(started + login, authenticate(handle, &user, key, address))
+            .await
         {
-            Ok(done) => done?,
-            Err(_) => {
-                return Err(TransportError::Timeout {
-                    address,
-                    seconds: (self.connect_timeout + self.login_timeout).as_secs(),
-                    during: super::Phase::LoggingIn,
-                });
+            // A login the server ended (russh then reads as a key refused) is no refusal.
+            Ok(Err(TransportError::Auth { .. })) if handle.is_closed() => {
+                Err(TransportError::Disconnected {
+                    address: address.to_owned(),
+                    detail: "the connection closed during the login".into(),
+                })
             }
+            Ok(done) => done,
+            Err(_) => Err(TransportError::Timeout {
+                address: address.to_owned(),
+                seconds: login.as_secs(),
+                during: super::Phase::LoggingIn,
+            }),
         }
-        Ok(RusshSession {
-            handle,
-            address,
-            command_timeout: self.command_timeout,
-            output_cap: super::OutputCap::default(),
-        })
     }
 }
 
@@ -445,9 +469,16 @@ impl client::Handler for HostKeyCheck {
             }
             KnownHosts::Unknown => {}
         }
-        if self.policy == HostKeyPolicy::AcceptNew
-            && let Some(file) = &self.learn_into
-        {
+        if self.policy == HostKeyPolicy::AcceptNew {
+            let Some(file) = &self.learn_into else {
+                self.record(Verdict::Refused(
+                    "it is new, and --accept-new-host-keys has no known_hosts of the user's to \
+                     record it in (--known-hosts names a system file, or there is no home \
+                     directory)"
+                        .into(),
+                ));
+                return Ok(false);
+            };
             // A key trusted on first use is one recorded: where it cannot be, the next run
             // would trust whatever key it meets again.
             return match super::known_hosts::learn(file, &self.host, self.port, &key) {
@@ -604,5 +635,33 @@ impl RusshSession {
             .handle
             .disconnect(Disconnect::ByApplication, "", "en")
             .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As OpenSSH reads them: the given file in the place of the user's two, the system's
+    /// two after either; a key is learned into the user's file only.
+    #[test]
+    fn known_hosts_are_the_users_then_the_systems() {
+        let system = [
+            PathBuf::from("/etc/ssh/ssh_known_hosts"),
+            PathBuf::from("/etc/ssh/ssh_known_hosts2"),
+        ];
+        let given = known_hosts_files(Some(Path::new("/lab/known_hosts")));
+        assert_eq!(given[0], PathBuf::from("/lab/known_hosts"));
+        assert_eq!(given[1..], system);
+        assert_eq!(user_file(&given), Some(PathBuf::from("/lab/known_hosts")));
+        let system_given = known_hosts_files(Some(Path::new("/etc/ssh/ssh_known_hosts")));
+        assert_eq!(user_file(&system_given), None);
+        let default = known_hosts_files(None);
+        if let Some(home) = std::env::home_dir() {
+            assert_eq!(default[0], home.join(".ssh/known_hosts"));
+            assert_eq!(default[1], home.join(".ssh/known_hosts2"));
+            assert_eq!(user_file(&default), Some(home.join(".ssh/known_hosts")));
+        }
+        assert_eq!(default[default.len() - 2..], system);
     }
 }

@@ -91,9 +91,9 @@ fn a_node_flooding_stdout_is_cut_off_at_the_cap_over_either_backend() {
 
 /// apply's node script runs silent for longer than a read may (its handlers wait for a
 /// restarted kubelet to answer): with the session's bound raised, the connection outlives
-/// the silence. russh's inactivity bound (the command timeout plus the connect timeout,
-/// 3 s here) is kept from closing it by keepalives the server answers, on a host
-/// known_hosts knows as well as on one it does not.
+/// the silence. russh's inactivity bound (the larger of the command and login timeouts,
+/// plus the connect timeout: 6 s here) is kept from closing it by keepalives the server
+/// answers, on a host known_hosts knows as well as on one it does not.
 #[test]
 fn a_command_silent_past_the_inactivity_bound_keeps_its_connection_over_either_backend() {
     let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
@@ -120,8 +120,9 @@ fn a_command_silent_past_the_inactivity_bound_keeps_its_connection_over_either_b
             known_hosts: Some(known_hosts.clone()),
             host_keys,
             private_key: Some(lab.key()),
-            connect_timeout: Duration::from_secs(1),
-            command_timeout: Duration::from_secs(2),
+            connect_timeout: Duration::from_secs(5),
+            login_timeout: Duration::from_secs(1),
+            command_timeout: Duration::from_secs(1),
             ssh_persist: 0,
             ..SshOptions::default()
         })
@@ -228,15 +229,15 @@ fn a_new_key_that_cannot_be_recorded_is_refused_over_russh() {
 }
 
 /// Over russh as over openssh (openssh_e2e::a_slow_login_is_not_cut_short_by_the_connect_timeout_and_commands_keep_theirs),
-/// a sshd slow to let one in (each key check waits 3 s here, as reverse DNS on a node whose
-/// DNS is broken makes it wait) gets the login timeout after the handshake, not the
-/// connect timeout alone; a login past it fails as one, counted from the connect.
+/// a sshd slow to let one in (each key check waits 6 s here, as reverse DNS on a node whose
+/// DNS is broken makes it wait) has the connect timeout and the login timeout from the
+/// connect, not the connect timeout alone; a login past them fails as one.
 #[test]
 fn a_slow_login_over_russh_gets_the_login_timeout() {
     let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let node = lab.nodes[0].name.clone();
     let target = lab.target(&node);
-    lab.slow_login(&node, 3);
+    lab.slow_login(&node, 6);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -245,7 +246,7 @@ fn a_slow_login_over_russh_gets_the_login_timeout() {
         backend: SshBackend::Russh,
         known_hosts: Some(lab.known_hosts()),
         private_key: Some(lab.key()),
-        connect_timeout: Duration::from_secs(2),
+        connect_timeout: Duration::from_secs(5),
         login_timeout: Duration::from_secs(login),
         command_timeout: Duration::from_secs(5),
         ..SshOptions::default()
@@ -257,7 +258,7 @@ fn a_slow_login_over_russh_gets_the_login_timeout() {
             .connect(&target)
             .await
             .unwrap_or_else(|e| panic!("after {:?}: {e}", started.elapsed()));
-        assert!(started.elapsed() >= Duration::from_secs(3), "a slow login");
+        assert!(started.elapsed() >= Duration::from_secs(6), "a slow login");
         let out = session.exec("echo in", b"").await.expect("in");
         assert_eq!(out.stdout, b"in\n");
         session.close().await;
@@ -265,21 +266,18 @@ fn a_slow_login_over_russh_gets_the_login_timeout() {
         let impatient = Transport::new(options(1)).expect("transport");
         let started = Instant::now();
         let err = match impatient.connect(&target).await {
-            Ok(_) => panic!("logged in within 1 s of a 3 s key check"),
+            Ok(_) => panic!("logged in within 6 s of a 6 s key check"),
             Err(e) => e,
         };
         assert!(
-            started.elapsed() < Duration::from_secs(8),
+            started.elapsed() < Duration::from_secs(12),
             "{:?}",
             started.elapsed()
         );
-        assert_eq!(
-            err.to_string(),
-            format!(
-                "timed out after 3s while logging in to {}@127.0.0.1:{}",
-                lab.node(&node).user,
-                lab.node(&node).port
-            )
+        assert!(
+            err.to_string()
+                .starts_with("timed out after 6s while logging in to "),
+            "{err}"
         );
         assert!(err.unreached(), "{err}");
     });
