@@ -1229,13 +1229,13 @@ fn cut_off(what: &str, e: &crate::gather::HostError, local: bool) -> String {
         "the {what} script may still be running on the node, holding its lock until it ends"
     );
     match e {
-        HostError::Transport(
-            TransportError::Timeout {
-                during: Phase::Command,
-                ..
-            }
-            | TransportError::OutputTooLarge { .. },
-        ) if !local => format!("dnsfix stopped waiting ({}: {e}): {may_run_on}", e.kind()),
+        HostError::Transport(TransportError::Timeout {
+            during: Phase::Command,
+            ..
+        }) if !local => format!("dnsfix stopped waiting ({}: {e}): {may_run_on}", e.kind()),
+        HostError::Transport(TransportError::OutputTooLarge { .. }) if !local => {
+            format!("dnsfix stopped reading ({}: {e}): {may_run_on}", e.kind())
+        }
         HostError::Transport(TransportError::Disconnected { .. }) => format!(
             "the connection was lost under the {what} script ({}: {e}): {may_run_on}",
             e.kind()
@@ -2348,6 +2348,16 @@ mod tests {
              root@10.0.0.5:22 lost: the connection closed before the command ended): the \
              rollback script may still be running on the node, holding its lock until it \
              ends"
+        );
+        let flood = HostError::Transport(TransportError::OutputTooLarge {
+            address: "root@10.0.0.5:22".into(),
+            cap: "16 MiB".into(),
+        });
+        assert_eq!(
+            cut_off("apply", &flood, false),
+            "dnsfix stopped reading (output_too_large: the command's output on root@10.0.0.5:22 \
+             passed 16 MiB, the most dnsfix reads of one command; nothing of it was used): the \
+             apply script may still be running on the node, holding its lock until it ends"
         );
         let other = HostError::Transport(TransportError::Other("boom".into()));
         assert_eq!(

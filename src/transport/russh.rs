@@ -91,7 +91,8 @@ pub struct RusshTransport {
     default_user: Option<String>,
     default_key: Option<PathBuf>,
     connect_timeout: std::time::Duration,
-    /// The login's own bound, after the handshake: as the openssh backend gives one.
+    /// How much longer than the connect timeout a login may take, counted from the
+    /// connect: as the openssh backend gives one.
     login_timeout: std::time::Duration,
     command_timeout: std::time::Duration,
 }
