@@ -7,12 +7,13 @@
 
 use std::time::{Duration, Instant};
 
-use dnsfix::transport::{HostKeyPolicy, SshBackend, SshOptions, Transport, TransportError};
+use dnsfix::transport::{HostKeyPolicy, SshBackend, SshOptions, Target, Transport, TransportError};
 
 use crate::common::lab::Lab;
 
-#[test]
-fn a_node_flooding_stdout_is_cut_off_at_the_cap_over_either_backend() {
+/// A lab of one healthy node: the lab, the node's name and target, and a runtime to drive
+/// the transport with.
+fn one_node() -> (Lab, String, Target, tokio::runtime::Runtime) {
     let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let node = lab.nodes[0].name.clone();
     let target = lab.target(&node);
@@ -20,6 +21,24 @@ fn a_node_flooding_stdout_is_cut_off_at_the_cap_over_either_backend() {
         .enable_all()
         .build()
         .expect("runtime");
+    (lab, node, target, runtime)
+}
+
+/// russh to `lab`'s nodes: its known_hosts and key, 5 s to connect, 30 s a command.
+fn russh_options(lab: &Lab) -> SshOptions {
+    SshOptions {
+        backend: SshBackend::Russh,
+        known_hosts: Some(lab.known_hosts()),
+        private_key: Some(lab.key()),
+        connect_timeout: Duration::from_secs(5),
+        command_timeout: Duration::from_secs(30),
+        ..SshOptions::default()
+    }
+}
+
+#[test]
+fn a_node_flooding_stdout_is_cut_off_at_the_cap_over_either_backend() {
+    let (lab, node, target, runtime) = one_node();
     for backend in [SshBackend::OpenSsh, SshBackend::Russh] {
         let transport = Transport::new(SshOptions {
             backend,
@@ -96,13 +115,7 @@ fn a_node_flooding_stdout_is_cut_off_at_the_cap_over_either_backend() {
 /// answers, on a host known_hosts knows as well as on one it does not.
 #[test]
 fn a_command_silent_past_the_inactivity_bound_keeps_its_connection_over_either_backend() {
-    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
-    let node = lab.nodes[0].name.clone();
-    let target = lab.target(&node);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let (lab, _, target, runtime) = one_node();
     let empty = lab.dir.join("known_hosts.empty");
     std::fs::write(&empty, "").expect("empty known_hosts");
     let cases = [
@@ -150,22 +163,8 @@ fn a_command_silent_past_the_inactivity_bound_keeps_its_connection_over_either_b
 /// exit status but before the channel's close, a command whose output came whole.
 #[test]
 fn a_connection_lost_under_a_command_is_a_lost_connection_over_russh() {
-    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
-    let node = lab.nodes[0].name.clone();
-    let target = lab.target(&node);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let transport = Transport::new(SshOptions {
-        backend: SshBackend::Russh,
-        known_hosts: Some(lab.known_hosts()),
-        private_key: Some(lab.key()),
-        connect_timeout: Duration::from_secs(5),
-        command_timeout: Duration::from_secs(30),
-        ..SshOptions::default()
-    })
-    .expect("transport");
+    let (lab, _, target, runtime) = one_node();
+    let transport = Transport::new(russh_options(&lab)).expect("transport");
     runtime.block_on(async {
         for round in 0..4 {
             let mut session = transport.connect(&target).await.expect("connect");
@@ -196,23 +195,13 @@ fn a_connection_lost_under_a_command_is_a_lost_connection_over_russh() {
 /// says why, never "unknown: pass --accept-new-host-keys" to a user who did.
 #[test]
 fn a_new_key_that_cannot_be_recorded_is_refused_over_russh() {
-    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
-    let node = lab.nodes[0].name.clone();
-    let target = lab.target(&node);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let (lab, _, target, runtime) = one_node();
     let file = lab.dir.join("not-a-directory");
     std::fs::write(&file, "").expect("a regular file");
     let transport = Transport::new(SshOptions {
-        backend: SshBackend::Russh,
         known_hosts: Some(file.join("known_hosts")),
         host_keys: HostKeyPolicy::AcceptNew,
-        private_key: Some(lab.key()),
-        connect_timeout: Duration::from_secs(5),
-        command_timeout: Duration::from_secs(30),
-        ..SshOptions::default()
+        ..russh_options(&lab)
     })
     .expect("transport");
     let err = match runtime.block_on(transport.connect(&target)) {
@@ -234,22 +223,12 @@ fn a_new_key_that_cannot_be_recorded_is_refused_over_russh() {
 /// connect, not the connect timeout alone; a login past them fails as one.
 #[test]
 fn a_slow_login_over_russh_gets_the_login_timeout() {
-    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
-    let node = lab.nodes[0].name.clone();
-    let target = lab.target(&node);
+    let (lab, node, target, runtime) = one_node();
     lab.slow_login(&node, 6);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
     let options = |login: u64| SshOptions {
-        backend: SshBackend::Russh,
-        known_hosts: Some(lab.known_hosts()),
-        private_key: Some(lab.key()),
-        connect_timeout: Duration::from_secs(5),
         login_timeout: Duration::from_secs(login),
         command_timeout: Duration::from_secs(5),
-        ..SshOptions::default()
+        ..russh_options(&lab)
     };
     runtime.block_on(async {
         let transport = Transport::new(options(60)).expect("transport");
