@@ -1,6 +1,7 @@
 //! End to end: `dnsfix facts` against real OpenSSH servers in the lab, with both SSH
 //! backends. The lab never skips: if it cannot start, the test fails with the reason.
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::common::dnsfix::{Dnsfix, describe};
@@ -18,6 +19,29 @@ fn dnsfix(lab: &Lab, backend: &str, extra: &[&str]) -> Output {
         .args(extra)
         .env_remove("SSH_AUTH_SOCK")
         .output()
+}
+
+/// `dnsfix facts --format json` over `backend` under `unshare` (its namespaces set up by the
+/// caller's arguments), checking host keys against `known_hosts`, no master kept.
+fn facts_unshared(
+    mut unshare: Command,
+    inventory: &Path,
+    known_hosts: &Path,
+    backend: &str,
+) -> Output {
+    unshare
+        .arg(env!("CARGO_BIN_EXE_dnsfix"))
+        .args(["facts", "-i"])
+        .arg(inventory)
+        .arg("--known-hosts")
+        .arg(known_hosts)
+        .args(["--no-progress", "--format", "json", "--ssh-persist", "0"])
+        .args(["--ssh-backend", backend, "--connect-timeout", "5"])
+        .env_remove("DNSFIX_INVENTORY")
+        .env_remove("DNSFIX_PLAYBOOKS")
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
+        .expect("unshare runs (needs root and util-linux)")
 }
 
 fn json(out: &Output) -> Value {
@@ -295,23 +319,13 @@ fn the_systems_known_hosts_counts_whatever_file_is_given() {
     for (case, given, system, failure) in cases {
         std::fs::write(etc.join("ssh_known_hosts"), &system).expect("ssh_known_hosts");
         for backend in ["openssh", "russh"] {
-            let out = Command::new("unshare")
+            let mut unshare = Command::new("unshare");
+            unshare
                 .args(["--mount", "--propagation", "private", "sh", "-c"])
                 .arg(r#"mount --bind "$1" /etc/ssh && shift && exec "$@""#)
                 .arg("sh")
-                .arg(&etc)
-                .arg(env!("CARGO_BIN_EXE_dnsfix"))
-                .args(["facts", "-i"])
-                .arg(lab.inventory())
-                .arg("--known-hosts")
-                .arg(&given)
-                .args(["--no-progress", "--format", "json", "--ssh-persist", "0"])
-                .args(["--ssh-backend", backend, "--connect-timeout", "5"])
-                .env_remove("DNSFIX_INVENTORY")
-                .env_remove("DNSFIX_PLAYBOOKS")
-                .env_remove("SSH_AUTH_SOCK")
-                .output()
-                .expect("unshare runs (needs root and util-linux)");
+                .arg(&etc);
+            let out = facts_unshared(unshare, &lab.inventory(), &given, backend);
             let doc = json(&out);
             let h = host(&doc, &node);
             match failure {
@@ -397,31 +411,9 @@ fn a_node_with_no_route_to_it_is_unreachable_over_either_backend() {
     )
     .expect("inventory");
     for backend in ["openssh", "russh"] {
-        let out = Command::new("unshare")
-            .arg("--net")
-            .arg(env!("CARGO_BIN_EXE_dnsfix"))
-            .args(["facts", "-i"])
-            .arg(&inventory)
-            .args([
-                "--known-hosts",
-                "/dev/null",
-                "--no-progress",
-                "--format",
-                "json",
-            ])
-            .args([
-                "--ssh-persist",
-                "0",
-                "--ssh-backend",
-                backend,
-                "--connect-timeout",
-                "5",
-            ])
-            .env_remove("DNSFIX_INVENTORY")
-            .env_remove("DNSFIX_PLAYBOOKS")
-            .env_remove("SSH_AUTH_SOCK")
-            .output()
-            .expect("unshare runs (needs root and util-linux)");
+        let mut unshare = Command::new("unshare");
+        unshare.arg("--net");
+        let out = facts_unshared(unshare, &inventory, Path::new("/dev/null"), backend);
         let doc = json(&out);
         let h = host(&doc, "far");
         assert_eq!(h["status"], "failed", "{backend}: {h:#}");
