@@ -342,8 +342,8 @@ fn the_systems_known_hosts_counts_whatever_file_is_given() {
 /// A node whose sshd cannot start the login user's shell (the user at its process limit:
 /// sshd logs `fork: Resource temporarily unavailable` and answers the exec request with a
 /// failure) fails at once over either backend, saying nothing ran: russh is told so
-/// (`exec_refused`; it waited out the command timeout), openssh's ssh only exits 255 with
-/// nothing said, which the gather reports as such.
+/// (`exec_refused`, where it used to wait out the command timeout), openssh's ssh only
+/// exits 255 with nothing said, which the gather reports as such.
 #[test]
 fn a_node_whose_sshd_cannot_start_the_shell_fails_at_once_saying_so() {
     let lab = start(&["sudo-user"]);
