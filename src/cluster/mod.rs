@@ -63,6 +63,10 @@ pub struct DnsPod {
     /// Its previous run's log was read (false: not asked, or past the budget).
     #[serde(default)]
     pub logs_read: bool,
+    /// Why its previous run's log was not read where it was asked for: what kubectl said
+    /// (a node that does not answer, no previous container), or that the time ran out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logs_unread: Option<String>,
     /// The DNS container (`coredns`, `node-cache`) of a pod with more than one: its logs
     /// are asked for by this name. `kubectl logs POD` alone reads the container
     /// `kubectl.kubernetes.io/default-container` names, else the first one, which may be a
@@ -1658,13 +1662,16 @@ pub type Kubelets = std::collections::BTreeMap<String, String>;
 /// Each pod's previous log, read, by pod.
 type LoopLines = std::collections::HashMap<String, PreviousLog>;
 
-/// A pod's previous log, read: from which container, and its loop line.
+/// A pod's previous log as asked for: from which container, and its loop line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct PreviousLog {
     /// The container named with `-c` (None: kubectl's choice).
     container: Option<String>,
-    /// The loop plugin's fatal line (None: the log has none).
+    /// The loop plugin's fatal line (None: the log has none, or was not read).
     loop_line: Option<String>,
+    /// Why the log was not read (kubectl failed or timed out, or it was not started in
+    /// time); None: read.
+    unread: Option<String>,
 }
 
 /// What the first listing reads beside the DNS pods and their ConfigMaps.
@@ -1929,7 +1936,8 @@ impl Kubectl {
     /// for [`Kubectl::with_logs`].
     async fn first_listing(&mut self, listing: Listing) -> Result<Vec<DnsPod>, String> {
         let boundary = crate::util::nonce();
-        let script = listing_script(&self.prologue, &boundary, listing);
+        let budget = LogBudget::within(self.session.command_timeout());
+        let script = listing_script(&self.prologue, &boundary, listing, budget);
         let out = self.exec(&script).await?;
         let mut parts = split_listing(&out, &boundary);
         parts.config.coredns_mounts = coredns_mounts(parts.pods);
@@ -2180,9 +2188,15 @@ impl Kubectl {
             }
         }
         for i in order {
-            if let Some(log) = found.get(&pods[i].name) {
-                pods[i].loop_detected = log.loop_line.clone();
-                pods[i].logs_read = true;
+            match found.get(&pods[i].name) {
+                Some(PreviousLog {
+                    unread: Some(why), ..
+                }) => pods[i].logs_unread = Some(why.clone()),
+                Some(log) => {
+                    pods[i].loop_detected = log.loop_line.clone();
+                    pods[i].logs_read = true;
+                }
+                None => {}
             }
         }
         pods
@@ -2197,7 +2211,9 @@ impl Kubectl {
         pods: &[(&str, Option<&str>)],
     ) -> LoopLines {
         let boundary = crate::util::nonce();
-        let Some(script) = previous_logs_script(&self.prologue, &boundary, namespace, pods) else {
+        let budget = LogBudget::within(self.session.command_timeout());
+        let Some(script) = previous_logs_script(&self.prologue, &boundary, namespace, pods, budget)
+        else {
             return LoopLines::new();
         };
         match run_as_root(&mut self.session, &self.target, &script).await {
@@ -2233,67 +2249,65 @@ impl Kubectl {
     }
 }
 
-/// The script that reads the previous logs of `pods`, each with `-c CONTAINER` where one is
-/// given ([`DnsPod::container`]): eight kubectl at a time, each into its own file, then
-/// printed in order, each after `BOUNDARY POD:CONTAINER` (`-`: none named), the pods of
-/// `namespace`. The names reach the shell as they are, so
-/// only names the API allows are taken (a pod's a DNS-1123 subdomain, a container's and a
-/// namespace's a DNS-1123 label); a pod left out is not read, which the rules call unknown, never clean.
-/// None when no pod is left.
+/// The script that reads the previous logs of `pods` of `namespace`, each with `-c
+/// CONTAINER` where one is given ([`DnsPod::container`]), within `budget` ([`logs_pool`]),
+/// then prints their sections ([`log_sections`]). The names reach the shell as they are,
+/// so only names the API allows are taken (a pod's a DNS-1123 subdomain, a container's and
+/// a namespace's a DNS-1123 label); a pod left out is not read, which the rules call
+/// unknown, never clean. None when no pod is left.
 fn previous_logs_script(
     prologue: &str,
     boundary: &str,
     namespace: &str,
     pods: &[(&str, Option<&str>)],
+    budget: LogBudget,
 ) -> Option<String> {
     if !valid_container_name(namespace) {
         return None;
     }
-    use std::fmt::Write as _;
-    let valid: Vec<(&str, Option<&str>)> = pods
+    let entries: Vec<String> = pods
         .iter()
-        .copied()
         .filter(|(pod, container)| {
             valid_pod_name(pod) && container.is_none_or(valid_container_name)
         })
+        .map(|(pod, container)| format!("{pod}:{}", container.unwrap_or("-")))
         .collect();
-    if valid.is_empty() {
+    if entries.is_empty() {
         return None;
     }
-    let mut script = format!("{prologue}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\n");
-    for (i, (pod, container)) in valid.iter().enumerate() {
-        let named = container.map(|c| format!(" -c {c}")).unwrap_or_default();
-        let _ = writeln!(
-            script,
-            "timeout 30 \"$@\" --request-timeout=20s -n {namespace} logs {pod}{named} \
-             --previous --tail=20 >\"$d/{pod}\" 2>/dev/null &"
-        );
-        if (i + 1) % 8 == 0 {
-            script.push_str("wait\n");
-        }
-    }
-    script.push_str("wait\n");
-    for (pod, container) in &valid {
-        let named = container.unwrap_or("-");
-        let _ = writeln!(
-            script,
-            "printf '%s %s\\n' {boundary} {pod}:{named}\ncat \"$d/{pod}\" 2>/dev/null\necho"
-        );
-    }
-    Some(script)
+    Some(format!(
+        "{prologue}{}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\nLOGS='{}'\n{}{}",
+        log_clock(budget),
+        entries.join(" "),
+        logs_pool(namespace, budget),
+        log_sections(boundary)
+    ))
 }
 
 /// The first listing's script: kubectl's pods into a file and its ConfigMaps beside them;
-/// with [`Listing::WithLogs`], the previous logs of the pods that restarted, eight kubectl
-/// at a time; then everything printed in order (see [`split_listing`]).
-fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
-    let (nodes, logs) = match listing {
-        Listing::Pods => ("nd=\nsv=\nsa=\nsb=\n".to_owned(), "LOGS=\n"),
-        Listing::WithLogs => (get_kubelets(), PREVIOUS_LOGS),
-        Listing::WithServices => (format!("nd=\n{}", get_services()), "LOGS=\n"),
+/// with [`Listing::WithLogs`], the previous logs of the pods that restarted, within
+/// `budget` ([`logs_pool`]); then everything printed in order (see [`split_listing`]).
+fn listing_script(prologue: &str, boundary: &str, listing: Listing, budget: LogBudget) -> String {
+    let (clock, nodes, logs) = match listing {
+        Listing::Pods => (
+            String::new(),
+            "nd=\nsv=\nsa=\nsb=\n".to_owned(),
+            "LOGS=\n".to_owned(),
+        ),
+        Listing::WithLogs => (
+            log_clock(budget),
+            get_kubelets(),
+            format!("{PICK_LOGS}{}", logs_pool("kube-system", budget)),
+        ),
+        Listing::WithServices => (
+            String::new(),
+            format!("nd=\n{}", get_services()),
+            "LOGS=\n".to_owned(),
+        ),
     };
+    let sections = log_sections(boundary);
     format!(
-        "{prologue}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\n\
+        "{prologue}{clock}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\n\
          timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_CONFIGMAPS} \
          >\"$d/out\" 2>\"$d/err\" &\ncm=$!\n\
          {nodes}\
@@ -2313,8 +2327,7 @@ fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
          if [ -n \"$sb\" ]; then if wait $sb; then cat \"$d/services-b\" 2>/dev/null; else \
          printf '%s .failed %s\\n' {boundary} \"$?\"; cat \"$d/services-b.err\" 2>/dev/null; fi; fi\n\
          printf '\\n%s .logs\\n' {boundary}\n\
-         for entry in $LOGS; do\n  printf '%s %s\\n' {boundary} \"$entry\"\n  \
-         cat \"$d/log.${{entry%%:*}}\" 2>/dev/null\n  echo\ndone\n"
+         {sections}"
     )
 }
 
@@ -2349,21 +2362,21 @@ fn get_services() -> String {
     )
 }
 
-/// Chooses, on the node, the pods whose previous logs to read (into `$d/log.POD`, their
-/// names into `$LOGS`), from kubectl's answer in `$d/pods`, without jq: kubectl prints
+/// Chooses, on the node, the pods whose previous logs to read (their names into `$LOGS`),
+/// from kubectl's answer in `$d/pods`, without jq: kubectl prints
 /// `json.MarshalIndent(obj, "", "    ")` of the List (cli-runtime pkg/printers/json.go)
 /// with each item's keys sorted, so a pod's own name is the `"name"` indented 16 spaces
 /// and its `status` (`restartCount`, `waiting`) comes after it. A superset is harmless
 /// (only the pods [`Kubectl::with_logs`] chooses are taken); a pod missed here, or an
 /// answer in another layout, is read by a second exec. Names are checked as pod names,
 /// never globbed, at most [`MAX_LOGS`] (only those get a section: a pod past them was not
-/// read), eight kubectl at a time. A pod's `spec.containers` (before its `status`: keys
+/// read); [`logs_pool`] reads them. A pod's `spec.containers` (before its `status`: keys
 /// sorted) are the names indented 24 spaces between `"containers": [` and its `]` at 16;
 /// where there are several and one is the DNS container ([`is_dns_container`]), its log is
 /// asked for with `-c` (`POD:CONTAINER`, else `POD:-`: kubectl's choice), as
 /// [`named_dns_container`] names it, and its section says so ([`loop_lines_by_pod`]): one
 /// the awk told otherwise is asked again by [`Kubectl::with_logs`].
-const PREVIOUS_LOGS: &str = r#"LOGS=
+const PICK_LOGS: &str = r#"LOGS=
 n=0
 set -f
 for entry in $(awk '/^                "name": "/ { n = $0; sub(/^ *"name": "/, "", n); sub(/",?$/, "", n); k = 0; c = ""; next }
@@ -2378,19 +2391,100 @@ for entry in $(awk '/^                "name": "/ { n = $0; sub(/^ *"name": "/, "
   n=$((n + 1))
   LOGS="$LOGS $entry"
 done
-i=0 pids=
-for entry in $LOGS; do
-  i=$((i + 1))
-  pod=${entry%%:*} named=
-  [ "${entry#*:}" = - ] || named="-c ${entry#*:}"
-  # $named unquoted: -c and one of two fixed names, or nothing
-  timeout 30 "$@" --request-timeout=20s -n kube-system logs "$pod" $named --previous --tail=20 >"$d/log.$pod" 2>/dev/null &
-  pids="$pids $!"
-  if [ $((i % 8)) -eq 0 ]; then wait $pids; pids=; fi
-done
-[ -z "$pids" ] || wait $pids
 set +f
 "#;
+
+/// How long reading previous logs may take in one exec whose command timeout is C: each
+/// `kubectl logs` asks the API server for `call` seconds (`--request-timeout`; `timeout`
+/// ends it two seconds later), and none is started `launch` seconds or more after the
+/// script's start ([`log_clock`]), so the last ends before C with room for the rest of the
+/// output. A pod whose node does not answer (the API server proxies `logs` to its kubelet:
+/// a node down after a reboot) costs its own call, and is reported unread, not clean.
+/// Before, each batch of eight waited for its slowest under `timeout 30`: two such pods in
+/// two batches outlasted the 60 s default and the cluster was not read at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LogBudget {
+    call: u64,
+    launch: u64,
+}
+
+impl LogBudget {
+    fn within(command_timeout: Duration) -> Self {
+        let c = command_timeout.as_secs();
+        let call = (c / 4).clamp(2, 15);
+        LogBudget {
+            call,
+            launch: c.saturating_sub(call + 2 + 6),
+        }
+    }
+}
+
+/// Starts the clock [`logs_pool`] stops starting kubectl by: `$until`, the second past
+/// which none is started. At the top of the script: its whole run counts.
+fn log_clock(budget: LogBudget) -> String {
+    format!("until=$(($(date +%s) + {}))\n", budget.launch)
+}
+
+/// Reads the previous logs of the pods in `$LOGS` (`POD:CONTAINER`, `-` for kubectl's
+/// choice; checked names), of `namespace` (a checked label), eight kubectl at a time: a
+/// FIFO holds eight tokens, each kubectl takes one and gives it back when it ends, so one
+/// slow pod holds one slot, not a batch (without mkfifo they run one after another). Each
+/// pod's log goes into `$d/log.POD`, kubectl's errors into `$d/err.POD` and its exit status
+/// into `$d/rc.POD`; a pod not started by `$until` ([`log_clock`]) has no status.
+/// [`log_sections`] prints them.
+fn logs_pool(namespace: &str, budget: LogBudget) -> String {
+    let LogBudget { call, .. } = budget;
+    let bound = call + 2;
+    format!(
+        r#"pids= slots=
+if [ -n "$LOGS" ] && mkfifo "$d/slots" 2>/dev/null; then
+  exec 3<>"$d/slots"
+  printf '\n\n\n\n\n\n\n\n' >&3
+  slots=1
+fi
+one_log() {{
+  # $named unquoted: -c and one of two fixed names, or nothing
+  timeout {bound} "$@" --request-timeout={call}s -n {namespace} logs "$pod" $named --previous --tail=20 >"$d/log.$pod" 2>"$d/err.$pod" 3>&-
+  echo $? >"$d/rc.$pod"
+  [ -z "$slots" ] || echo >&3
+}}
+set -f
+for entry in $LOGS; do
+  [ -z "$slots" ] || read -r _ <&3
+  [ "$(date +%s)" -le "$until" ] || break
+  pod=${{entry%%:*}} named=
+  [ "${{entry#*:}}" = - ] || named="-c ${{entry#*:}}"
+  if [ -n "$slots" ]; then
+    one_log "$@" &
+    pids="$pids $!"
+  else
+    one_log "$@"
+  fi
+done
+set +f
+[ -z "$pids" ] || wait $pids
+[ -z "$slots" ] || exec 3>&-
+"#
+    )
+}
+
+/// Every pod's section of [`logs_pool`]'s reads, in `$LOGS`'s order ([`loop_lines_by_pod`]
+/// parses them): `BOUNDARY POD:CONTAINER STATUS` (kubectl's exit status; `-`: not
+/// started), then the log where kubectl succeeded, else what kubectl said.
+fn log_sections(boundary: &str) -> String {
+    format!(
+        r#"set -f
+for entry in $LOGS; do
+  pod=${{entry%%:*}} rc=-
+  if [ -f "$d/rc.$pod" ]; then read -r rc <"$d/rc.$pod" || rc=-; fi
+  printf '%s %s %s\n' {boundary} "$entry" "$rc"
+  if [ "$rc" = 0 ]; then cat "$d/log.$pod"; elif [ "$rc" != - ]; then cat "$d/err.$pod"; fi 2>/dev/null
+  echo
+done
+set +f
+"#
+    )
+}
 
 /// The parts of [`Kubectl::first_listing`]'s output:
 /// `PODS \nBOUNDARY STATUS\nCONFIGMAPS\nBOUNDARY\nSTDERR\nBOUNDARY .nodes\nNODE LINES\nBOUNDARY .services\nSERVICES\nBOUNDARY .logs\nLOG SECTIONS`.
@@ -2589,34 +2683,66 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-/// Each pod's last loop line in the output of the batched `logs --previous`, whose
-/// sections start with `BOUNDARY POD:CONTAINER`, `-` for kubectl's choice (the boundary is
-/// a fresh nonce: a log line cannot start a section).
+/// Each pod's last loop line in the output of [`log_sections`], whose sections start with
+/// `BOUNDARY POD:CONTAINER STATUS` (`-` for kubectl's choice of container; the boundary
+/// is a fresh nonce: a log line cannot start a section). A pod whose kubectl failed, timed
+/// out or was not started is unread, with why: what kubectl said, never an empty log.
 fn loop_lines_by_pod(out: &str, boundary: &str) -> LoopLines {
     let mut found = LoopLines::new();
     let mut current: Option<String> = None;
+    // The current pod's kubectl failed and its first line is still to be said.
+    let mut to_say = false;
     for line in out.lines() {
         if let Some(section) = line
             .strip_prefix(boundary)
             .and_then(|rest| rest.strip_prefix(' '))
         {
-            let (pod, container) = section.split_once(':').unwrap_or((section, "-"));
+            let (entry, status) = section.split_once(' ').unwrap_or((section, ""));
+            let (pod, container) = entry.split_once(':').unwrap_or((entry, "-"));
             let container = (container != "-").then(|| container.to_owned());
+            let unread = match status {
+                "0" => None,
+                "-" => Some(
+                    "not asked: the time for reading logs ran out (--command-timeout)".to_owned(),
+                ),
+                // timeout(1) ended it.
+                "124" => Some("kubectl logs did not answer in time".to_owned()),
+                "" => Some("kubectl logs gave no status".to_owned()),
+                other => Some(format!(
+                    "kubectl logs exited {}",
+                    crate::text::escape(other)
+                )),
+            };
+            to_say = unread.is_some() && status != "-";
             current = Some(pod.to_owned());
             found.insert(
                 pod.to_owned(),
                 PreviousLog {
                     container,
                     loop_line: None,
+                    unread,
                 },
             );
             continue;
         }
-        if let Some(pod) = &current
-            && line.contains("plugin/loop: Loop")
-            && let Some(log) = found.get_mut(pod)
-        {
-            log.loop_line = Some(crate::text::escape(line.trim()).into_owned());
+        let Some(log) = current.as_ref().and_then(|pod| found.get_mut(pod)) else {
+            continue;
+        };
+        match &mut log.unread {
+            // What kubectl said: its first line.
+            Some(why) => {
+                let said = line.trim();
+                if to_say && !said.is_empty() {
+                    let said: String = said.chars().take(200).collect();
+                    why.push_str(": ");
+                    why.push_str(&crate::text::escape(&said));
+                    to_say = false;
+                }
+            }
+            None if line.contains("plugin/loop: Loop") => {
+                log.loop_line = Some(crate::text::escape(line.trim()).into_owned());
+            }
+            None => {}
         }
     }
     found
@@ -2731,6 +2857,7 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
                 terminating: !pod["metadata"]["deletionTimestamp"].is_null(),
                 loop_detected: None,
                 logs_read: false,
+                logs_unread: None,
                 container: named_dns_container(pod),
                 namespace: None,
                 selector: None,
@@ -4108,6 +4235,7 @@ mod tests {
             terminating: false,
             loop_detected: None,
             logs_read: false,
+            logs_unread: None,
             container: None,
             namespace: None,
             selector: None,
@@ -4182,7 +4310,7 @@ mod tests {
 
         let out = [
             &pods[..],
-            b"\nB7 1\n\nB7\nError from server (Forbidden)\n\nB7 .nodes\nNAME    STATUS   ROLES    AGE   VERSION\nnode1   Ready    <none>   5d    v1.30.2\n\nB7 .logs\nB7 coredns-a:-\n\n",
+            b"\nB7 1\n\nB7\nError from server (Forbidden)\n\nB7 .nodes\nNAME    STATUS   ROLES    AGE   VERSION\nnode1   Ready    <none>   5d    v1.30.2\n\nB7 .logs\nB7 coredns-a:- 0\n\n",
         ]
         .concat();
         let parts = split_listing(&out, "B7");
@@ -4271,7 +4399,8 @@ case \" $* \" in
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         let prologue = format!("set -- '{}'\n", kubectl.display());
-        let script = listing_script(&prologue, "B7", Listing::WithLogs);
+        let budget = LogBudget::within(Duration::from_secs(60));
+        let script = listing_script(&prologue, "B7", Listing::WithLogs, budget);
         let out = std::process::Command::new("sh")
             .args(["-c", &script])
             .output()
@@ -4328,7 +4457,7 @@ case \" $* \" in
                 .is_some_and(|l| l.contains("plugin/loop: Loop"))
         );
         assert_eq!(parts.logs["nodelocaldns-2v8kd"], PreviousLog::default());
-        assert!(PREVIOUS_LOGS.contains(&format!("[ $n -lt {MAX_LOGS} ]")));
+        assert!(PICK_LOGS.contains(&format!("[ $n -lt {MAX_LOGS} ]")));
 
         let doc: Value = serde_json::from_slice(fixture).expect("fixture");
         // More restarted pods than MAX_LOGS: only MAX_LOGS are read, and only those have
@@ -4523,6 +4652,95 @@ case \" $* \" in
         );
     }
 
+    /// The logs' time comes out of the exec's command timeout: each kubectl's bound plus
+    /// the last start fit inside it, with room for the output.
+    #[test]
+    fn the_logs_budget_fits_inside_the_command_timeout() {
+        for (secs, call, launch) in [
+            (60, 15, 37),
+            (20, 5, 7),
+            (10, 2, 0),
+            (1, 2, 0),
+            (600, 15, 577),
+        ] {
+            let budget = LogBudget::within(Duration::from_secs(secs));
+            assert_eq!((budget.call, budget.launch), (call, launch), "{secs}");
+            if secs >= 10 {
+                assert!(budget.launch + budget.call + 2 < secs, "{secs}: {budget:?}");
+            }
+        }
+    }
+
+    /// Eight kubectl at a time, each slot given back as its kubectl ends: the two pods
+    /// after the first eight start as soon as the two quick ones end, while six others
+    /// hang (a node that does not answer), and come back as timed out; those still
+    /// waiting for a slot when the time to start runs out are not asked. A pod whose
+    /// kubectl failed says why. Nothing of it is called read.
+    #[test]
+    fn slow_pods_hold_one_slot_each_and_the_time_to_start_them_runs_out() {
+        let dir = std::env::temp_dir().join(format!("dnsfix-pool-{}", crate::util::nonce()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let kubectl = dir.join("kubectl");
+        std::fs::write(
+            &kubectl,
+            "#!/bin/sh\nwhile [ \"$1\" != logs ]; do shift; done\ncase $2 in\n\
+             hang-*) exec sleep 30 ;;\n\
+             fail-*) echo \"Error from server (BadRequest): previous terminated container \\\"coredns\\\" in pod \\\"$2\\\" not found\" >&2; exit 1 ;;\n\
+             *) echo '[FATAL] plugin/loop: Loop (127.0.0.1:38017 -> :53) detected for zone \".\"' ;;\nesac\n",
+        )
+        .expect("stub");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let names: Vec<String> = ["ok-0", "fail-1"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain((2..12).map(|i| format!("hang-{i}")))
+            .collect();
+        let pods: Vec<(&str, Option<&str>)> = names.iter().map(|n| (n.as_str(), None)).collect();
+        let budget = LogBudget { call: 1, launch: 2 };
+        let prologue = format!("set -- '{}'\n", kubectl.display());
+        let script =
+            previous_logs_script(&prologue, "B7", "kube-system", &pods, budget).expect("a script");
+        let started = std::time::Instant::now();
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .output()
+            .expect("sh runs");
+        let took = started.elapsed();
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The hanging ones end at their bound (call + 2 s), together.
+        assert!(took < Duration::from_secs(10), "{took:?}");
+        let found = loop_lines_by_pod(&String::from_utf8_lossy(&out.stdout), "B7");
+        assert_eq!(found.len(), names.len());
+        assert!(found["ok-0"].unread.is_none() && found["ok-0"].loop_line.is_some());
+        assert!(
+            found["fail-1"].unread.as_deref().is_some_and(|w| w.starts_with(
+                "kubectl logs exited 1: Error from server (BadRequest): previous terminated container"
+            )),
+            "{:?}",
+            found["fail-1"]
+        );
+        for i in 2..10 {
+            assert_eq!(
+                found[&format!("hang-{i}")].unread.as_deref(),
+                Some("kubectl logs did not answer in time"),
+                "hang-{i}"
+            );
+        }
+        for i in 10..12 {
+            assert_eq!(
+                found[&format!("hang-{i}")].unread.as_deref(),
+                Some("not asked: the time for reading logs ran out (--command-timeout)"),
+                "hang-{i}"
+            );
+        }
+    }
+
     /// Only names the API allows reach the shell: a container that is no DNS-1123 label
     /// leaves its pod unread (unknown), never read unnamed.
     #[test]
@@ -4544,6 +4762,7 @@ case \" $* \" in
         ] {
             assert!(!valid_container_name(bad), "{bad}");
         }
+        let budget = LogBudget::within(Duration::from_secs(60));
         let script = previous_logs_script(
             "",
             "B7",
@@ -4553,6 +4772,7 @@ case \" $* \" in
                 ("coredns-b", Some("coredns")),
                 ("coredns-c", None),
             ],
+            budget,
         )
         .expect("a script");
         assert!(
@@ -4560,27 +4780,30 @@ case \" $* \" in
             "{script}"
         );
         assert!(
-            script.contains(" logs coredns-b -c coredns --previous "),
+            script.contains("\nLOGS='coredns-b:coredns coredns-c:-'\n"),
             "{script}"
         );
-        assert!(script.contains(" logs coredns-c --previous "), "{script}");
         assert_eq!(
-            previous_logs_script("", "B7", "kube-system", &[("x", Some("a;b"))]),
+            previous_logs_script("", "B7", "kube-system", &[("x", Some("a;b"))], budget),
             None
         );
         // A namespace reaches the shell only as a DNS label too.
         assert_eq!(
-            previous_logs_script("", "B7", "$(id)", &[("coredns-b", None)]),
+            previous_logs_script("", "B7", "$(id)", &[("coredns-b", None)], budget),
             None
         );
     }
 
     /// The batched logs split by the boundary: each pod keeps its own last loop line, a
-    /// log line imitating a section header without the nonce does not start one.
+    /// log line imitating a section header without the nonce does not start one; a pod
+    /// whose kubectl failed is unread with what kubectl said (a loop line in its error
+    /// text is no loop), one it timed out or never started unread with why.
     #[test]
     fn batched_logs_are_split_by_the_boundary() {
-        let out = "NONCE coredns-a:-\n[INFO] plugin/reload\n[FATAL] plugin/loop: Loop (127.0.0.1:1 -> :53) detected\n\n\
-                   NONCE coredns-b:coredns\nother NONCE coredns-a:-\n[FATAL] plugin/loop: Loop (x) detected\n\nNONCE nodelocaldns-c:-\n\n";
+        let out = "NONCE coredns-a:- 0\n[INFO] plugin/reload\n[FATAL] plugin/loop: Loop (127.0.0.1:1 -> :53) detected\n\n\
+                   NONCE coredns-b:coredns 0\nother NONCE coredns-a:- 0\n[FATAL] plugin/loop: Loop (x) detected\n\nNONCE nodelocaldns-c:- 0\n\n\
+                   NONCE coredns-d:coredns 1\n\nError from server (BadRequest): previous terminated container \"coredns\" in pod \"coredns-d\" not found\n\
+                   plugin/loop: Loop\n\nNONCE coredns-e:- 124\n\nNONCE coredns-f:- -\n\nNONCE coredns-g:- 1\n\x1b[31m\n";
         let found = loop_lines_by_pod(out, "NONCE");
         assert_eq!(
             found["coredns-a"].loop_line.as_deref(),
@@ -4591,10 +4814,36 @@ case \" $* \" in
             PreviousLog {
                 container: Some("coredns".into()),
                 loop_line: Some("[FATAL] plugin/loop: Loop (x) detected".into()),
+                unread: None,
             }
         );
         assert_eq!(found["nodelocaldns-c"], PreviousLog::default());
-        assert_eq!(found.len(), 3);
+        assert_eq!(
+            found["coredns-d"],
+            PreviousLog {
+                container: Some("coredns".into()),
+                loop_line: None,
+                unread: Some(
+                    "kubectl logs exited 1: Error from server (BadRequest): previous terminated \
+                     container \"coredns\" in pod \"coredns-d\" not found"
+                        .into()
+                ),
+            }
+        );
+        assert_eq!(
+            found["coredns-e"].unread.as_deref(),
+            Some("kubectl logs did not answer in time")
+        );
+        assert_eq!(
+            found["coredns-f"].unread.as_deref(),
+            Some("not asked: the time for reading logs ran out (--command-timeout)")
+        );
+        // What kubectl said is shown escaped.
+        assert_eq!(
+            found["coredns-g"].unread.as_deref(),
+            Some("kubectl logs exited 1: \\u{1b}[31m")
+        );
+        assert_eq!(found.len(), 7);
     }
 
     /// A kubeconfig path reaches the local shell as one word, whatever it holds.

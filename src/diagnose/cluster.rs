@@ -207,6 +207,49 @@ fn edited(config: &DnsConfig, edits: &[(&str, &str, &str)]) -> DnsConfig {
     config
 }
 
+/// [`POD_LOOP`] unknown where one of the pods `down` restarted and its previous log was not
+/// read: past the [`crate::cluster`] budget, or kubectl could not read it (why, pod by pod,
+/// those with one reason together).
+fn unread_logs(ctx: &Ctx, down: &[&crate::cluster::DnsPod]) -> Option<crate::diagnose::Finding> {
+    let mut unread: Vec<(&str, Vec<&str>)> = Vec::new();
+    for p in down.iter().filter(|p| p.restarts > 0 && !p.logs_read) {
+        let why = p
+            .logs_unread
+            .as_deref()
+            .unwrap_or("more restarting DNS pods than dnsfix reads logs of");
+        match unread.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, names)) => names.push(&p.name),
+            None => unread.push((why, vec![&p.name])),
+        }
+    }
+    if unread.is_empty() {
+        return None;
+    }
+    let evidence: Vec<String> = unread
+        .iter()
+        .map(|(why, names)| match names.as_slice() {
+            [one] => format!("the previous log of {one} was not read ({why})"),
+            many => format!(
+                "the previous logs of {} were not read ({why})",
+                many.join(", ")
+            ),
+        })
+        .collect();
+    Some(crate::diagnose::Finding {
+        id: POD_LOOP,
+        severity: Severity::Critical,
+        status: crate::diagnose::FindingStatus::Unknown,
+        host: ctx.host.name.clone(),
+        summary: format!("cannot tell: {}", evidence.join("; ")),
+        evidence,
+        remediation:
+            "kubectl -n kube-system logs POD --previous shows whether it died on plugin/loop".into(),
+        playbook: None,
+        wanted: Default::default(),
+        about: None,
+    })
+}
+
 /// A CoreDNS or nodelocaldns pod on this node crash-looping on the loop plugin: it keeps
 /// the resolv.conf it was created with, so it needs the kubelet's file fixed and then to
 /// be recreated.
@@ -220,32 +263,10 @@ fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod], loops: &[Loo
         .filter(|p| p.loop_detected.is_some())
         .collect();
     if looping.is_empty() {
-        // A pod down whose last log was not read (past the budget) cannot be called clean.
-        let unread: Vec<&str> = pods
-            .iter()
-            .filter(down)
-            .filter(|p| p.restarts > 0 && !p.logs_read)
-            .map(|p| p.name.as_str())
-            .collect();
-        if !unread.is_empty() {
-            let why = format!(
-                "the previous logs of {} were not read (more restarting DNS pods than dnsfix reads logs of)",
-                unread.join(", ")
-            );
-            return RuleOutcome::Findings(vec![crate::diagnose::Finding {
-                id: POD_LOOP,
-                severity: Severity::Critical,
-                status: crate::diagnose::FindingStatus::Unknown,
-                host: ctx.host.name.clone(),
-                summary: format!("cannot tell: {why}"),
-                evidence: vec![why],
-                remediation: "kubectl -n kube-system logs POD --previous shows whether it died on plugin/loop".into(),
-                playbook: None,
-                wanted: Default::default(),
-                about: None,
-            }]);
-        }
-        return RuleOutcome::Pass;
+        // A pod down whose last log was not read cannot be called clean.
+        let down: Vec<&crate::cluster::DnsPod> = pods.iter().filter(down).copied().collect();
+        return unread_logs(ctx, &down)
+            .map_or(RuleOutcome::Pass, |f| RuleOutcome::Findings(vec![f]));
     }
     let resolv = match pod_resolv(ctx) {
         PodResolv::Parsed(e, f, p) => {
@@ -1385,6 +1406,7 @@ mod tests {
                     .to_owned(),
             ),
             logs_read: true,
+            logs_unread: None,
             container: None,
             namespace: None,
             selector: None,
@@ -1994,11 +2016,34 @@ mod tests {
         let mut unread = looping("node1");
         unread.loop_detected = None;
         unread.logs_read = false;
-        let cluster = read(vec![unread], DnsConfig::default());
+        let cluster = read(vec![unread.clone()], DnsConfig::default());
         let rules = rules_of(&host, &facts, &cluster);
         let f = &findings(outcome(&rules, POD_LOOP))[0];
         assert_eq!(f.status, crate::diagnose::FindingStatus::Unknown, "{f:?}");
         assert!(f.summary.contains("coredns-5d78c9869d-x7k2p"), "{f:?}");
+        assert!(f.summary.contains("more restarting DNS pods"), "{f:?}");
+        // Asked for and not read: why, pod by pod, those with one reason together.
+        let mut timed_out = unread.clone();
+        timed_out.logs_unread = Some("kubectl logs did not answer in time".into());
+        let mut second = timed_out.clone();
+        second.name = "coredns-5d78c9869d-q2w3e".into();
+        let mut refused = timed_out.clone();
+        refused.name = "coredns-5d78c9869d-r4t5y".into();
+        refused.logs_unread = Some("kubectl logs exited 1: Error from server".into());
+        let cluster = read(vec![timed_out, second, refused], DnsConfig::default());
+        let rules = rules_of(&host, &facts, &cluster);
+        let f = &findings(outcome(&rules, POD_LOOP))[0];
+        assert_eq!(f.status, crate::diagnose::FindingStatus::Unknown, "{f:?}");
+        assert_eq!(
+            f.evidence,
+            [
+                "the previous logs of coredns-5d78c9869d-x7k2p, coredns-5d78c9869d-q2w3e were \
+                 not read (kubectl logs did not answer in time)",
+                "the previous log of coredns-5d78c9869d-r4t5y was not read (kubectl logs \
+                 exited 1: Error from server)"
+            ],
+            "{f:?}"
+        );
     }
 
     fn cache(name: &str, app: &str, node: &str, ready: bool) -> DnsPod {
@@ -2014,6 +2059,7 @@ mod tests {
             terminating: false,
             loop_detected: None,
             logs_read: true,
+            logs_unread: None,
             container: None,
             namespace: None,
             selector: None,

@@ -625,3 +625,70 @@ fn a_cni_file_containerd_cannot_load_is_found_on_the_node() {
     lab.exec(&node, "rm /etc/cni/net.d/01-gone.conf");
     assert_eq!(findings(), Vec::<Value>::new());
 }
+
+/// The DNS pods' previous logs are read eight at a time within the command timeout: a pod
+/// whose node does not answer (the API server proxies `logs` to its kubelet; the lab's
+/// kubectl hangs) costs its own call, and one the API server refuses says why. The text
+/// is the kubelet's for a container with no previous run (kubernetes
+/// pkg/kubelet/kubelet_pods.go, validateContainerLogStatus: "previous terminated container
+/// %q in pod %q not found"), as kubectl prints the API server's BadRequest. Both pods
+/// are unknown, not clean, and the third, read, is found looping. Before, the hung call
+/// held the whole first listing past the 20 s command timeout and the cluster was not read
+/// at all; a refused one counted as read with no loop.
+#[test]
+fn a_dns_pod_whose_log_cannot_be_read_is_unknown_and_the_others_are_still_read() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let [hung, refused, read] = [0, 1, 2].map(|i| lab.nodes[i].name.clone());
+    let beside_pod = |node: &str, file: &str| lab.dir.join("nodes").join(node).join(file);
+    std::fs::write(beside_pod(&hung, "dns-pod.log-hang"), "").expect("hang");
+    std::fs::write(
+        beside_pod(&refused, "dns-pod.log-error"),
+        format!(
+            "Error from server (BadRequest): previous terminated container \"coredns\" in pod \"coredns-{refused}-1\" not found\n"
+        ),
+    )
+    .expect("error");
+    let started = std::time::Instant::now();
+    let out = check(&lab, &["--format", "json", "--command-timeout", "20"]);
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    // The hung call's bound (5 s asked of the API server, 7 s in all), not the command
+    // timeout.
+    assert!(took < std::time::Duration::from_secs(18), "{took:?}");
+    let pod_loop = |host: &str| -> Value {
+        json_hosts(&out)
+            .into_iter()
+            .filter(|h| h["host"] == host)
+            .flat_map(|h| h["findings"].as_array().cloned().unwrap_or_default())
+            .find(|f| f["id"] == "DNS-POD-LOOP")
+            .unwrap_or_else(|| panic!("{host}: no DNS-POD-LOOP: {}", describe(&out)))
+    };
+    let f = pod_loop(&hung);
+    assert_eq!(f["status"], "unknown", "{f:#}");
+    assert_eq!(
+        f["evidence"][0],
+        format!(
+            "the previous log of coredns-{hung}-1 was not read (kubectl logs did not answer in time)"
+        ),
+        "{f:#}"
+    );
+    let f = pod_loop(&refused);
+    assert_eq!(f["status"], "unknown", "{f:#}");
+    assert_eq!(
+        f["evidence"][0],
+        format!(
+            "the previous log of coredns-{refused}-1 was not read (kubectl logs exited 1: Error from server \
+             (BadRequest): previous terminated container \"coredns\" in pod \"coredns-{refused}-1\" not found)"
+        ),
+        "{f:#}"
+    );
+    let f = pod_loop(&read);
+    assert_eq!(f["status"], "failed", "{f:#}");
+    assert!(
+        f["evidence"][1]
+            .as_str()
+            .is_some_and(|e| e.contains("plugin/loop: Loop")),
+        "{f:#}"
+    );
+}

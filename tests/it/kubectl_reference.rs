@@ -9,7 +9,7 @@
 //!   (cli-runtime pkg/printers/json.go); here kubectl prints each pod (`label --local`,
 //!   offline) and the List around them must be the fixture, byte for byte.
 //! - The lab's kubectl stand-in prints its pods the same way, so the node-side choice of
-//!   the pods whose logs to read (`cluster::PREVIOUS_LOGS`) runs in the lab as on a cluster.
+//!   the pods whose logs to read (`cluster::PICK_LOGS`) runs in the lab as on a cluster.
 //! - The nodes' kubelet versions (`cluster::GET_NODES`): kubectl asks a minimal API server
 //!   here (discovery, and the Table of nodes the server's printer makes) and prints its
 //!   table; the lab's stand-in prints its nodes the same way.

@@ -246,6 +246,7 @@ fn an_unplaceable_microk8s_arguments_file_is_never_edited() {
         terminating: false,
         loop_detected: Some("[FATAL] plugin/loop: Loop (127.0.0.1:53 -> :53) detected".into()),
         logs_read: true,
+        logs_unread: None,
         container: None,
         namespace: None,
         selector: None,

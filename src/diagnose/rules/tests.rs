@@ -7069,6 +7069,7 @@ fn coredns_pod(name: &str, app: &str, node: &str, ready: bool) -> crate::cluster
         terminating: false,
         loop_detected: None,
         logs_read: true,
+        logs_unread: None,
         container: None,
         namespace: None,
         selector: None,

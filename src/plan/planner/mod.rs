@@ -738,6 +738,7 @@ mod tests {
             terminating: false,
             loop_detected: (!ready).then(|| "[FATAL] plugin/loop: Loop".to_owned()),
             logs_read: !ready,
+            logs_unread: None,
             container: None,
             namespace: None,
             selector: None,
