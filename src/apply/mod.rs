@@ -244,6 +244,11 @@ pub struct HostResult {
     pub notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
+    /// What the plan could not fix here and so never tried (`PLAYBOOK: REASON (fixes
+    /// IDS)`), from the plan's `blocked`: the run fails (exit 3) for them, and says so
+    /// with the host.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub blocked: Vec<String>,
     /// The host failed only in that a CoreDNS pod was kept as the only Ready replica
     /// ([`crate::cluster::PodRecreation::kept`]): its files, kubelet and other pods are
     /// done, and the rollout goes on (its other nodes are what brings another replica
@@ -272,6 +277,18 @@ impl HostResult {
             pods: Vec::new(),
             notes: Vec::new(),
             error: None,
+            blocked: plan
+                .blocked
+                .iter()
+                .map(|b| {
+                    let fixes = if b.fixes.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (fixes {})", b.fixes.join(", "))
+                    };
+                    format!("{}: {}{fixes}", b.playbook, b.reason)
+                })
+                .collect(),
             pods_kept: false,
             // The run record is kept: secrets in it are redacted like a saved plan's.
             planned: crate::plan::redact::redact_changes(&plan.changes),

@@ -21,7 +21,8 @@ pub fn text(
             host.outcome,
             HostOutcome::NothingPlanned | HostOutcome::Unchanged
         ) && host.error.is_none()
-            && host.notes.is_empty();
+            && host.notes.is_empty()
+            && host.blocked.is_empty();
         if listed_only {
             let word = if rollback {
                 "nothing to roll back"
@@ -194,6 +195,15 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
     for note in &host.notes {
         let _ = writeln!(out, "{}", super::escape(&format!("    note      {note}")));
     }
+    if !rollback {
+        for blocked in &host.blocked {
+            let _ = writeln!(
+                out,
+                "{}",
+                super::escape(&format!("    BLOCKED   {blocked}"))
+            );
+        }
+    }
     if let Some(verified) = &host.verified
         && !rollback
     {
@@ -267,15 +277,29 @@ fn summary(record: &RunRecord) -> String {
         format!("run {}", record.run_id)
     };
     let hosts = crate::text::count(record.hosts.len(), "host");
+    // A host whose plan could not fix everything fails the run whatever was applied.
+    let blocked = record
+        .hosts
+        .iter()
+        .filter(|h| !h.blocked.is_empty())
+        .count();
+    let blocked = if blocked > 0 && !rollback {
+        format!(
+            "; {} with fixes the plan could not make (BLOCKED above)",
+            crate::text::count(blocked, "host")
+        )
+    } else {
+        String::new()
+    };
     if record.hosts.is_empty() {
         // Not "nothing to do on 0 hosts": the selection (`--limit`, the inventory given)
         // took none of the hosts of the plan, or of the run rolled back.
         let of = if rollback { "the run" } else { "the plan" };
         format!("{what}: no host of {of} was selected, nothing done")
     } else if parts.is_empty() {
-        format!("{what}: nothing to do on {hosts}")
+        format!("{what}: nothing to do on {hosts}{blocked}")
     } else {
-        format!("{what}: {} of {hosts}", parts.join(", "))
+        format!("{what}: {} of {hosts}{blocked}", parts.join(", "))
     }
 }
 
@@ -343,6 +367,39 @@ mod tests {
         assert_eq!(
             summary(&record("apply", &["nothing_planned"])),
             "run r2: nothing to do on 1 host"
+        );
+    }
+
+    /// A host the plan could not fix fails the run (exit 3): its block says what is
+    /// blocked and why, though nothing was planned there, and so does the last line.
+    /// Before, it was one more name after "nothing planned", and the exit code went
+    /// unexplained.
+    #[test]
+    fn a_blocked_host_says_what_is_blocked() {
+        let record: RunRecord = serde_json::from_value(serde_json::json!({
+            "kind": "dnsfix-run", "format_version": 1, "dnsfix_version": "0",
+            "run_id": "r2", "command": "apply", "started": "", "finished": "",
+            "inventory": null, "plan_file": null, "plan_created": "",
+            "hosts": [
+                {"host": "n1", "outcome": "applied", "planned": [], "planned_handlers": []},
+                {"host": "n2", "outcome": "nothing_planned", "planned": [], "planned_handlers": [],
+                 "blocked": ["kubelet-resolvconf: No real upstream DNS server is known \u{1b}[2J (fixes DNS-POD-LOOP)"]},
+                {"host": "n3", "outcome": "nothing_planned", "planned": [], "planned_handlers": []},
+            ],
+        }))
+        .expect("a run record");
+        let out = text(&record, &[], false, None);
+        assert!(
+            out.contains(
+                "== n2: nothing planned\n    BLOCKED   kubelet-resolvconf: No real upstream DNS \
+                 server is known \\u{1b}[2J (fixes DNS-POD-LOOP)\n"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("\nnothing planned: n3\n"), "{out}");
+        assert_eq!(
+            summary(&record),
+            "run r2: 1 applied of 3 hosts; 1 host with fixes the plan could not make (BLOCKED above)"
         );
     }
 

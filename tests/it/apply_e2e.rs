@@ -2520,6 +2520,30 @@ fn a_blocked_fix_is_not_a_successful_apply() {
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
 }
 
+/// Beside a host apply fixes, one whose fix is blocked: the run applies the first and fails
+/// (3) for the second, whose result in the run record says what is blocked and why (before,
+/// it was "nothing planned" like a healthy host, and nothing said why the run failed).
+#[test]
+fn a_run_with_a_blocked_host_says_what_is_blocked_there() {
+    let lab = Lab::start(&["kubespray-loop", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let (looping, stub) = (lab.nodes[0].name.clone(), lab.nodes[1].name.clone());
+    let out = dnsfix(&lab, &["apply", "--yes", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let record = run_record(&out);
+    assert_eq!(host_result(&record, &stub).outcome, HostOutcome::Applied);
+    assert!(host_result(&record, &stub).blocked.is_empty());
+    let blocked = host_result(&record, &looping);
+    assert_eq!(blocked.outcome, HostOutcome::NothingPlanned);
+    assert!(
+        blocked.blocked.iter().any(|b| b
+            .starts_with("kubelet-resolvconf: No real upstream DNS server is known for this node")
+            && b.ends_with("(fixes DNS-CLUSTER-SELF-FORWARD, DNS-POD-LOOP)")),
+        "{blocked:#?}"
+    );
+    assert_eq!(restarts(&lab, &looping), Vec::<String>::new());
+}
+
 /// `apply --yes` on `lab` is blocked: no success (3), its output says each of `says` and
 /// "nothing to apply", and no unit on `node` was restarted.
 fn apply_is_blocked(lab: &Lab, node: &str, says: &[&str]) {
