@@ -60,7 +60,8 @@ pub struct DnsPod {
     pub terminating: bool,
     /// The loop plugin's fatal line from its previous run, when it crashed on a loop.
     pub loop_detected: Option<String>,
-    /// Its previous run's log was read (false: not asked, or past the budget).
+    /// Its previous run's log was read (false: not asked, past [`MAX_LOGS`], or asked and
+    /// not read: [`DnsPod::logs_unread`] says why).
     #[serde(default)]
     pub logs_read: bool,
     /// Why its previous run's log was not read where it was asked for: what kubectl said
@@ -1669,9 +1670,29 @@ struct PreviousLog {
     container: Option<String>,
     /// The loop plugin's fatal line (None: the log has none, or was not read).
     loop_line: Option<String>,
-    /// Why the log was not read (kubectl failed or timed out, or it was not started in
-    /// time); None: read.
-    unread: Option<String>,
+    /// Why the log was not read; None: read.
+    unread: Option<Unread>,
+}
+
+/// Why a pod's previous log was not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Unread {
+    /// Its kubectl was not started: the exec's time for logs ran out first. Asked again in
+    /// an exec of its own.
+    NotStarted,
+    /// kubectl failed or timed out, or the exec did: why.
+    Failed(String),
+}
+
+impl Unread {
+    fn why(&self) -> String {
+        match self {
+            Unread::NotStarted => {
+                "not asked: the time for reading logs ran out (--command-timeout)".to_owned()
+            }
+            Unread::Failed(why) => why.clone(),
+        }
+    }
 }
 
 /// What the first listing reads beside the DNS pods and their ConfigMaps.
@@ -2167,8 +2188,10 @@ impl Kubectl {
         // another): asked again, naming it.
         let mut found = std::mem::take(&mut self.logs);
         found.retain(|name, log| {
-            pods.iter()
-                .all(|p| p.name != *name || p.container == log.container)
+            log.unread != Some(Unread::NotStarted)
+                && pods
+                    .iter()
+                    .all(|p| p.name != *name || p.container == log.container)
         });
         // One exec per namespace: kube-system's, and that of CoreDNS found elsewhere.
         let mut namespaces: Vec<&str> = order.iter().map(|&i| pods[i].namespace()).collect();
@@ -2190,8 +2213,9 @@ impl Kubectl {
         for i in order {
             match found.get(&pods[i].name) {
                 Some(PreviousLog {
-                    unread: Some(why), ..
-                }) => pods[i].logs_unread = Some(why.clone()),
+                    unread: Some(unread),
+                    ..
+                }) => pods[i].logs_unread = Some(unread.why()),
                 Some(log) => {
                     pods[i].loop_detected = log.loop_line.clone();
                     pods[i].logs_read = true;
@@ -2212,14 +2236,31 @@ impl Kubectl {
     ) -> LoopLines {
         let boundary = crate::util::nonce();
         let budget = LogBudget::within(self.session.command_timeout());
-        let Some(script) = previous_logs_script(&self.prologue, &boundary, namespace, pods, budget)
-        else {
-            return LoopLines::new();
-        };
-        match run_as_root(&mut self.session, &self.target, &script).await {
-            Ok(out) => loop_lines_by_pod(&String::from_utf8_lossy(&out.stdout), &boundary),
-            Err(_) => LoopLines::new(),
+        let (mut found, why) =
+            match previous_logs_script(&self.prologue, &boundary, namespace, pods, budget) {
+                None => (
+                    LoopLines::new(),
+                    "not asked: not a name the API allows".to_owned(),
+                ),
+                Some(script) => match run_as_root(&mut self.session, &self.target, &script).await {
+                    Ok(out) => (
+                        loop_lines_by_pod(&String::from_utf8_lossy(&out.stdout), &boundary),
+                        "its log did not come back (kubectl's output was cut short)".to_owned(),
+                    ),
+                    Err(e) => (LoopLines::new(), format!("kubectl logs could not run: {e}")),
+                },
+            };
+        // Every pod asked for has its answer: none is left to pass for one not asked.
+        for (pod, container) in pods {
+            found
+                .entry((*pod).to_owned())
+                .or_insert_with(|| PreviousLog {
+                    container: container.map(str::to_owned),
+                    loop_line: None,
+                    unread: Some(Unread::Failed(why.clone())),
+                });
         }
+        found
     }
 
     /// Deletes the pod `name` in `namespace` (kube-system, or that of CoreDNS found
@@ -2277,7 +2318,7 @@ fn previous_logs_script(
     }
     Some(format!(
         "{prologue}{}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\nLOGS='{}'\n{}{}",
-        log_clock(budget),
+        log_clock(),
         entries.join(" "),
         logs_pool(namespace, budget),
         log_sections(boundary)
@@ -2288,30 +2329,26 @@ fn previous_logs_script(
 /// with [`Listing::WithLogs`], the previous logs of the pods that restarted, within
 /// `budget` ([`logs_pool`]); then everything printed in order (see [`split_listing`]).
 fn listing_script(prologue: &str, boundary: &str, listing: Listing, budget: LogBudget) -> String {
+    let read = LogBudget::bounded(budget.read);
     let (clock, nodes, logs) = match listing {
-        Listing::Pods => (
-            String::new(),
-            "nd=\nsv=\nsa=\nsb=\n".to_owned(),
-            "LOGS=\n".to_owned(),
-        ),
+        Listing::Pods => ("", "nd=\nsv=\nsa=\nsb=\n".to_owned(), "LOGS=\n".to_owned()),
         Listing::WithLogs => (
-            log_clock(budget),
-            get_kubelets(),
+            log_clock(),
+            get_kubelets(&read),
             format!("{PICK_LOGS}{}", logs_pool("kube-system", budget)),
         ),
         Listing::WithServices => (
-            String::new(),
-            format!("nd=\n{}", get_services()),
+            "",
+            format!("nd=\n{}", get_services(&read)),
             "LOGS=\n".to_owned(),
         ),
     };
     let sections = log_sections(boundary);
     format!(
         "{prologue}{clock}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\n\
-         timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_CONFIGMAPS} \
-         >\"$d/out\" 2>\"$d/err\" &\ncm=$!\n\
+         {read} -n kube-system {GET_CONFIGMAPS} >\"$d/out\" 2>\"$d/err\" &\ncm=$!\n\
          {nodes}\
-         timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_PODS} >\"$d/pods\" || \
+         {read} -n kube-system {GET_PODS} >\"$d/pods\" || \
          {{ s=$?; kill $cm $nd $sv $sa $sb 2>/dev/null; exit $s; }}\n\
          {logs}\
          cat \"$d/pods\"\nwait $cm\nprintf '\\n%s %s\\n' {boundary} \"$?\"\ncat \"$d/out\"\n\
@@ -2342,23 +2379,23 @@ fn listing_script(prologue: &str, boundary: &str, listing: Listing, budget: LogB
 pub const GET_NODES: &str = "get nodes";
 
 /// [`GET_NODES`] into `$d/nodes` (its pid in `$nd`), and the Services ([`get_services`]),
-/// in the background.
-fn get_kubelets() -> String {
+/// in the background, each kubectl as `read` bounds it ([`LogBudget::bounded`]).
+fn get_kubelets(read: &str) -> String {
     format!(
-        "timeout 30 \"$@\" --request-timeout=20s {GET_NODES} >\"$d/nodes\" 2>/dev/null &\nnd=$!\n{}",
-        get_services()
+        "{read} {GET_NODES} >\"$d/nodes\" 2>/dev/null &\nnd=$!\n{}",
+        get_services(read)
     )
 }
 
 /// [`GET_DNS_SERVICES`] into `$d/services` and [`GET_DNS_SERVICES_EVERYWHERE`] into
-/// `$d/services-a` and `-b`, in the background (their pids in `$sv`, `$sa` and `$sb`).
-fn get_services() -> String {
+/// `$d/services-a` and `-b`, in the background (their pids in `$sv`, `$sa` and `$sb`),
+/// each kubectl as `read` bounds it.
+fn get_services(read: &str) -> String {
     let [all, chart] = GET_DNS_SERVICES_EVERYWHERE;
     format!(
-        "timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_DNS_SERVICES} \
-         >\"$d/services\" 2>\"$d/services.err\" &\nsv=$!\n\
-         timeout 30 \"$@\" --request-timeout=20s {all} >\"$d/services-a\" 2>\"$d/services-a.err\" &\nsa=$!\n\
-         timeout 30 \"$@\" --request-timeout=20s {chart} >\"$d/services-b\" 2>\"$d/services-b.err\" &\nsb=$!\n"
+        "{read} -n kube-system {GET_DNS_SERVICES} >\"$d/services\" 2>\"$d/services.err\" &\nsv=$!\n\
+         {read} {all} >\"$d/services-a\" 2>\"$d/services-a.err\" &\nsa=$!\n\
+         {read} {chart} >\"$d/services-b\" 2>\"$d/services-b.err\" &\nsb=$!\n"
     )
 }
 
@@ -2394,64 +2431,81 @@ done
 set +f
 "#;
 
-/// How long reading previous logs may take in one exec whose command timeout is C: each
-/// `kubectl logs` asks the API server for `call` seconds (`--request-timeout`; `timeout`
-/// ends it two seconds later), and none is started `launch` seconds or more after the
-/// script's start ([`log_clock`]), so the last ends before C with room for the rest of the
-/// output. A pod whose node does not answer (the API server proxies `logs` to its kubelet:
-/// a node down after a reboot) costs its own call, and is reported unread, not clean.
-/// Before, each batch of eight waited for its slowest under `timeout 30`: two such pods in
-/// two batches outlasted the 60 s default and the cluster was not read at all.
+/// How long the kubectl of one exec may take, whose command timeout is C, so the exec ends
+/// within it and nothing is lost to it. Each `get` the first listing runs side by side
+/// asks the API server for `read` seconds (`--request-timeout`: 20, less where C is short);
+/// each `kubectl logs` for `call` (a quarter of C, 2 to 15). timeout(1) ends either
+/// [`GRACE`] seconds later (TERM, then KILL [`GRACE`] seconds after that), and none of the
+/// logs is started `launch` seconds or more after the script's start ([`log_clock`]):
+/// what is left of C after the longest call and a fifth of C (at least 3 s) for the rest,
+/// so at C = 5 none is. A pod whose node does not answer (the API server proxies `logs` to
+/// its kubelet: a node down after a reboot) costs its own call, and is reported unread,
+/// not clean. Before, each batch of eight waited for its slowest under `timeout 30`: two
+/// such pods in two batches outlasted the 60 s default, and the cluster was not read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct LogBudget {
+    read: u64,
     call: u64,
     launch: u64,
 }
+
+/// What timeout(1) adds to a kubectl's own request timeout before TERM, and again before
+/// KILL.
+const GRACE: u64 = 2;
 
 impl LogBudget {
     fn within(command_timeout: Duration) -> Self {
         let c = command_timeout.as_secs();
         let call = (c / 4).clamp(2, 15);
         LogBudget {
+            read: (c / 2).saturating_sub(2).clamp(2, 20),
             call,
-            launch: c.saturating_sub(call + 2 + 6),
+            launch: c.saturating_sub(call + 2 * GRACE + (c / 5).max(3)),
         }
+    }
+
+    /// `timeout … "$@" --request-timeout=…s` for a kubectl asking for `secs` seconds.
+    fn bounded(secs: u64) -> String {
+        format!(
+            "timeout -k {GRACE} {} \"$@\" --request-timeout={secs}s",
+            secs + GRACE
+        )
     }
 }
 
-/// Starts the clock [`logs_pool`] stops starting kubectl by: `$until`, the second past
-/// which none is started. At the top of the script: its whole run counts.
-fn log_clock(budget: LogBudget) -> String {
-    format!("until=$(($(date +%s) + {}))\n", budget.launch)
+/// Starts the clock [`logs_pool`] stops starting kubectl by: `$t0`, the script's start in
+/// whole seconds. At the top of the script: its whole run counts.
+fn log_clock() -> &'static str {
+    "t0=$(date +%s)\n"
 }
 
 /// Reads the previous logs of the pods in `$LOGS` (`POD:CONTAINER`, `-` for kubectl's
 /// choice; checked names), of `namespace` (a checked label), eight kubectl at a time: a
 /// FIFO holds eight tokens, each kubectl takes one and gives it back when it ends, so one
-/// slow pod holds one slot, not a batch (without mkfifo they run one after another). Each
-/// pod's log goes into `$d/log.POD`, kubectl's errors into `$d/err.POD` and its exit status
-/// into `$d/rc.POD`; a pod not started by `$until` ([`log_clock`]) has no status.
-/// [`log_sections`] prints them.
+/// slow pod holds one slot, not a batch (without the FIFO they run one after another).
+/// Each pod's log goes into `$d/log.POD`, kubectl's errors into `$d/err.POD` and its exit
+/// status into `$d/rc.POD`; a pod not started while whole seconds since `$t0`
+/// ([`log_clock`]) were fewer than the budget's `launch` has no status. [`log_sections`]
+/// prints them.
 fn logs_pool(namespace: &str, budget: LogBudget) -> String {
-    let LogBudget { call, .. } = budget;
-    let bound = call + 2;
+    let kubectl = LogBudget::bounded(budget.call);
+    let launch = budget.launch;
     format!(
         r#"pids= slots=
-if [ -n "$LOGS" ] && mkfifo "$d/slots" 2>/dev/null; then
-  exec 3<>"$d/slots"
+if [ -n "$LOGS" ] && mkfifo "$d/slots" 2>/dev/null && {{ command exec 3<>"$d/slots"; }} 2>/dev/null; then
   printf '\n\n\n\n\n\n\n\n' >&3
   slots=1
 fi
 one_log() {{
   # $named unquoted: -c and one of two fixed names, or nothing
-  timeout {bound} "$@" --request-timeout={call}s -n {namespace} logs "$pod" $named --previous --tail=20 >"$d/log.$pod" 2>"$d/err.$pod" 3>&-
+  {kubectl} -n {namespace} logs "$pod" $named --previous --tail=20 >"$d/log.$pod" 2>"$d/err.$pod" 3>&-
   echo $? >"$d/rc.$pod"
   [ -z "$slots" ] || echo >&3
 }}
 set -f
 for entry in $LOGS; do
   [ -z "$slots" ] || read -r _ <&3
-  [ "$(date +%s)" -le "$until" ] || break
+  [ $(($(date +%s) - t0)) -lt {launch} ] || break
   pod=${{entry%%:*}} named=
   [ "${{entry#*:}}" = - ] || named="-c ${{entry#*:}}"
   if [ -n "$slots" ]; then
@@ -2690,30 +2744,29 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 fn loop_lines_by_pod(out: &str, boundary: &str) -> LoopLines {
     let mut found = LoopLines::new();
     let mut current: Option<String> = None;
-    // The current pod's kubectl failed and its first line is still to be said.
-    let mut to_say = false;
+    // What the current pod's failed kubectl said, line by line.
+    let mut said: Vec<&str> = Vec::new();
     for line in out.lines() {
         if let Some(section) = line
             .strip_prefix(boundary)
             .and_then(|rest| rest.strip_prefix(' '))
         {
+            say(&mut found, current.as_deref(), &std::mem::take(&mut said));
             let (entry, status) = section.split_once(' ').unwrap_or((section, ""));
             let (pod, container) = entry.split_once(':').unwrap_or((entry, "-"));
             let container = (container != "-").then(|| container.to_owned());
+            let failed = |why: String| Some(Unread::Failed(why));
             let unread = match status {
                 "0" => None,
-                "-" => Some(
-                    "not asked: the time for reading logs ran out (--command-timeout)".to_owned(),
-                ),
-                // timeout(1) ended it.
-                "124" => Some("kubectl logs did not answer in time".to_owned()),
-                "" => Some("kubectl logs gave no status".to_owned()),
-                other => Some(format!(
+                "-" => Some(Unread::NotStarted),
+                // timeout(1) ended it: 124 (GNU), 143 (BusyBox: TERM), 137 (KILL).
+                "124" | "137" | "143" => failed("kubectl logs did not answer in time".to_owned()),
+                "" => failed("kubectl logs gave no status".to_owned()),
+                other => failed(format!(
                     "kubectl logs exited {}",
                     crate::text::escape(other)
                 )),
             };
-            to_say = unread.is_some() && status != "-";
             current = Some(pod.to_owned());
             found.insert(
                 pod.to_owned(),
@@ -2728,24 +2781,39 @@ fn loop_lines_by_pod(out: &str, boundary: &str) -> LoopLines {
         let Some(log) = current.as_ref().and_then(|pod| found.get_mut(pod)) else {
             continue;
         };
-        match &mut log.unread {
-            // What kubectl said: its first line.
-            Some(why) => {
-                let said = line.trim();
-                if to_say && !said.is_empty() {
-                    let said: String = said.chars().take(200).collect();
-                    why.push_str(": ");
-                    why.push_str(&crate::text::escape(&said));
-                    to_say = false;
-                }
-            }
+        match &log.unread {
+            Some(_) => said.push(line),
             None if line.contains("plugin/loop: Loop") => {
                 log.loop_line = Some(crate::text::escape(line.trim()).into_owned());
             }
             None => {}
         }
     }
+    say(&mut found, current.as_deref(), &said);
     found
+}
+
+/// Adds to `pod`'s failure what its kubectl `said`: the API server's error (`Error from
+/// server ...`) or kubectl's own (`error: ...`), which klog's lines and warnings may come
+/// before, else its last line; escaped, at most 200 characters.
+fn say(found: &mut LoopLines, pod: Option<&str>, said: &[&str]) {
+    let Some(PreviousLog {
+        unread: Some(Unread::Failed(why)),
+        ..
+    }) = pod.and_then(|pod| found.get_mut(pod))
+    else {
+        return;
+    };
+    let lines = || said.iter().map(|l| l.trim()).filter(|l| !l.is_empty());
+    let Some(line) = lines()
+        .find(|l| l.starts_with("Error from server") || l.starts_with("error:"))
+        .or_else(|| lines().next_back())
+    else {
+        return;
+    };
+    let line: String = line.chars().take(200).collect();
+    why.push_str(": ");
+    why.push_str(&crate::text::escape(&line));
 }
 
 /// Sets this machine's kubectl with `kubeconfig` (one quoted shell word) as "$@".
@@ -3946,6 +4014,11 @@ pub fn node_names(host: &Host, facts: &crate::facts::NodeFacts) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// Why `log` was not read, as the rules get it.
+    fn why(log: &PreviousLog) -> Option<String> {
+        log.unread.as_ref().map(Unread::why)
+    }
+
     /// Two pods as `kubectl get pods -o json` lists them (core/v1 Pod): a CoreDNS replica
     /// crash-looping on node1, a nodelocaldns pod running on node2.
     const PODS: &str = r#"{"apiVersion":"v1","kind":"List","items":[
@@ -4652,21 +4725,76 @@ case \" $* \" in
         );
     }
 
+    /// A pod the first listing had no time to start kubectl for is asked again in an exec
+    /// of its own, with a clock of its own; one whose kubectl failed there is not (its
+    /// node would not answer sooner), and keeps why. Before, both stayed unread.
+    #[tokio::test]
+    async fn a_pod_not_started_in_the_listing_is_asked_again_and_a_failed_one_is_not() {
+        let fixture = include_bytes!("../../tests/fixtures/kubectl/dns-pods.json");
+        let (mut kubectl, dir) = lab_kubectl(fixture, b"{}");
+        // The stand-in answers the crash-looping pod's log with its loop line.
+        std::fs::write(
+            dir.join("pods/1.log"),
+            "[FATAL] plugin/loop: Loop (127.0.0.1:38017 -> :53) detected for zone \".\"\n",
+        )
+        .expect("log");
+        kubectl.logs = LoopLines::from([
+            (
+                "coredns-5c54f84c97-q9m4d".to_owned(),
+                PreviousLog {
+                    unread: Some(Unread::NotStarted),
+                    ..PreviousLog::default()
+                },
+            ),
+            (
+                "nodelocaldns-2v8kd".to_owned(),
+                PreviousLog {
+                    unread: Some(Unread::Failed("kubectl logs did not answer in time".into())),
+                    ..PreviousLog::default()
+                },
+            ),
+        ]);
+        let pods = parse_pods(fixture).expect("pods");
+        let read = kubectl.with_logs(pods).await;
+        kubectl.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+        let pod = |name: &str| read.iter().find(|p| p.name == name).expect("listed");
+        let again = pod("coredns-5c54f84c97-q9m4d");
+        assert!(again.logs_read && again.logs_unread.is_none(), "{again:?}");
+        assert!(again.loop_detected.is_some(), "{again:?}");
+        let failed = pod("nodelocaldns-2v8kd");
+        assert!(!failed.logs_read, "{failed:?}");
+        assert_eq!(
+            failed.logs_unread.as_deref(),
+            Some("kubectl logs did not answer in time")
+        );
+    }
+
     /// The logs' time comes out of the exec's command timeout: each kubectl's bound plus
     /// the last start fit inside it, with room for the output.
     #[test]
     fn the_logs_budget_fits_inside_the_command_timeout() {
-        for (secs, call, launch) in [
-            (60, 15, 37),
-            (20, 5, 7),
-            (10, 2, 0),
-            (1, 2, 0),
-            (600, 15, 577),
+        for (secs, read, call, launch) in [
+            (60, 20, 15, 29),
+            (20, 8, 5, 7),
+            (10, 3, 2, 1),
+            (5, 2, 2, 0),
+            (1, 2, 2, 0),
+            (600, 20, 15, 461),
         ] {
             let budget = LogBudget::within(Duration::from_secs(secs));
-            assert_eq!((budget.call, budget.launch), (call, launch), "{secs}");
+            assert_eq!(
+                (budget.read, budget.call, budget.launch),
+                (read, call, launch),
+                "{secs}"
+            );
             if secs >= 10 {
-                assert!(budget.launch + budget.call + 2 < secs, "{secs}: {budget:?}");
+                // The last start, and timeout(1)'s TERM and KILL after it.
+                assert!(
+                    budget.launch + budget.call + 2 * GRACE < secs,
+                    "{secs}: {budget:?}"
+                );
+                assert!(budget.read + 2 * GRACE < secs, "{secs}: {budget:?}");
             }
         }
     }
@@ -4697,7 +4825,11 @@ case \" $* \" in
             .chain((2..12).map(|i| format!("hang-{i}")))
             .collect();
         let pods: Vec<(&str, Option<&str>)> = names.iter().map(|n| (n.as_str(), None)).collect();
-        let budget = LogBudget { call: 1, launch: 2 };
+        let budget = LogBudget {
+            read: 2,
+            call: 1,
+            launch: 2,
+        };
         let prologue = format!("set -- '{}'\n", kubectl.display());
         let script =
             previous_logs_script(&prologue, "B7", "kube-system", &pods, budget).expect("a script");
@@ -4719,7 +4851,7 @@ case \" $* \" in
         assert_eq!(found.len(), names.len());
         assert!(found["ok-0"].unread.is_none() && found["ok-0"].loop_line.is_some());
         assert!(
-            found["fail-1"].unread.as_deref().is_some_and(|w| w.starts_with(
+            why(&found["fail-1"]).as_deref().is_some_and(|w| w.starts_with(
                 "kubectl logs exited 1: Error from server (BadRequest): previous terminated container"
             )),
             "{:?}",
@@ -4727,14 +4859,14 @@ case \" $* \" in
         );
         for i in 2..10 {
             assert_eq!(
-                found[&format!("hang-{i}")].unread.as_deref(),
+                why(&found[&format!("hang-{i}")]).as_deref(),
                 Some("kubectl logs did not answer in time"),
                 "hang-{i}"
             );
         }
         for i in 10..12 {
             assert_eq!(
-                found[&format!("hang-{i}")].unread.as_deref(),
+                why(&found[&format!("hang-{i}")]).as_deref(),
                 Some("not asked: the time for reading logs ran out (--command-timeout)"),
                 "hang-{i}"
             );
@@ -4803,7 +4935,9 @@ case \" $* \" in
         let out = "NONCE coredns-a:- 0\n[INFO] plugin/reload\n[FATAL] plugin/loop: Loop (127.0.0.1:1 -> :53) detected\n\n\
                    NONCE coredns-b:coredns 0\nother NONCE coredns-a:- 0\n[FATAL] plugin/loop: Loop (x) detected\n\nNONCE nodelocaldns-c:- 0\n\n\
                    NONCE coredns-d:coredns 1\n\nError from server (BadRequest): previous terminated container \"coredns\" in pod \"coredns-d\" not found\n\
-                   plugin/loop: Loop\n\nNONCE coredns-e:- 124\n\nNONCE coredns-f:- -\n\nNONCE coredns-g:- 1\n\x1b[31m\n";
+                   plugin/loop: Loop\n\nNONCE coredns-e:- 124\n\nNONCE coredns-f:- -\n\nNONCE coredns-g:- 1\n\x1b[31m\n\
+                   NONCE coredns-h:- 143\n\nNONCE coredns-i:- 1\nE1203 10:00:00.000000 1 memcache.go:265] couldn't get current server API group list\n\
+                   error: the server doesn't have a resource type \"pods\"\nW1203 later\n\n";
         let found = loop_lines_by_pod(out, "NONCE");
         assert_eq!(
             found["coredns-a"].loop_line.as_deref(),
@@ -4823,27 +4957,37 @@ case \" $* \" in
             PreviousLog {
                 container: Some("coredns".into()),
                 loop_line: None,
-                unread: Some(
+                unread: Some(Unread::Failed(
                     "kubectl logs exited 1: Error from server (BadRequest): previous terminated \
                      container \"coredns\" in pod \"coredns-d\" not found"
                         .into()
-                ),
+                )),
             }
         );
         assert_eq!(
-            found["coredns-e"].unread.as_deref(),
+            why(&found["coredns-e"]).as_deref(),
             Some("kubectl logs did not answer in time")
         );
         assert_eq!(
-            found["coredns-f"].unread.as_deref(),
+            why(&found["coredns-f"]).as_deref(),
             Some("not asked: the time for reading logs ran out (--command-timeout)")
         );
         // What kubectl said is shown escaped.
         assert_eq!(
-            found["coredns-g"].unread.as_deref(),
+            why(&found["coredns-g"]).as_deref(),
             Some("kubectl logs exited 1: \\u{1b}[31m")
         );
-        assert_eq!(found.len(), 7);
+        // BusyBox's timeout ends it with TERM's status.
+        assert_eq!(
+            why(&found["coredns-h"]).as_deref(),
+            Some("kubectl logs did not answer in time")
+        );
+        // kubectl's own error, not the klog line before it.
+        assert_eq!(
+            why(&found["coredns-i"]).as_deref(),
+            Some("kubectl logs exited 1: error: the server doesn't have a resource type \"pods\"")
+        );
+        assert_eq!(found.len(), 9);
     }
 
     /// A kubeconfig path reaches the local shell as one word, whatever it holds.

@@ -17,13 +17,7 @@ pub fn text(
     let rollback = record.command == "rollback";
     let mut quiet: Vec<(&'static str, Vec<&str>)> = Vec::new();
     for host in &record.hosts {
-        let listed_only = matches!(
-            host.outcome,
-            HostOutcome::NothingPlanned | HostOutcome::Unchanged
-        ) && host.error.is_none()
-            && host.notes.is_empty()
-            && host.blocked.is_empty();
-        if listed_only {
+        if listed_only(host) {
             let word = if rollback {
                 "nothing to roll back"
             } else if host.outcome == HostOutcome::Unchanged {
@@ -127,6 +121,16 @@ pub fn text(
         );
     }
     out
+}
+
+/// A host with nothing done and nothing to say: one name on a line with the others.
+fn listed_only(host: &HostResult) -> bool {
+    matches!(
+        host.outcome,
+        HostOutcome::NothingPlanned | HostOutcome::Unchanged
+    ) && host.error.is_none()
+        && host.notes.is_empty()
+        && host.blocked.is_empty()
 }
 
 fn host_block(out: &mut String, host: &HostResult, rollback: bool) {

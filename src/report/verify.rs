@@ -70,6 +70,13 @@ fn pod_line(out: &mut String, pod: &DnsPod) {
     if let Some(looped) = &pod.loop_detected {
         let _ = writeln!(out, "         {}", escape(looped));
     }
+    if let Some(why) = &pod.logs_unread {
+        let _ = writeln!(
+            out,
+            "         {}",
+            escape(&format!("previous log not read: {why}"))
+        );
+    }
 }
 
 /// One line on how the cluster was read: "cluster: 4 DNS pods, read with kubectl on cp1",
