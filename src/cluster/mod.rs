@@ -1957,7 +1957,7 @@ impl Kubectl {
     /// for [`Kubectl::with_logs`].
     async fn first_listing(&mut self, listing: Listing) -> Result<Vec<DnsPod>, String> {
         let boundary = crate::util::nonce();
-        let budget = LogBudget::within(self.session.command_timeout());
+        let budget = ReadBudget::within(self.session.command_timeout());
         let script = listing_script(&self.prologue, &boundary, listing, budget);
         let out = self.exec(&script).await?;
         let mut parts = split_listing(&out, &boundary);
@@ -2235,7 +2235,7 @@ impl Kubectl {
         pods: &[(&str, Option<&str>)],
     ) -> LoopLines {
         let boundary = crate::util::nonce();
-        let budget = LogBudget::within(self.session.command_timeout());
+        let budget = ReadBudget::within(self.session.command_timeout());
         let (mut found, why) =
             match previous_logs_script(&self.prologue, &boundary, namespace, pods, budget) {
                 None => (
@@ -2252,12 +2252,20 @@ impl Kubectl {
             };
         // Every pod asked for has its answer: none is left to pass for one not asked.
         for (pod, container) in pods {
+            let allowed = valid_container_name(namespace)
+                && valid_pod_name(pod)
+                && container.is_none_or(valid_container_name);
+            let why = if allowed {
+                why.clone()
+            } else {
+                "not asked: not a name the API allows".to_owned()
+            };
             found
                 .entry((*pod).to_owned())
                 .or_insert_with(|| PreviousLog {
                     container: container.map(str::to_owned),
                     loop_line: None,
-                    unread: Some(Unread::Failed(why.clone())),
+                    unread: Some(Unread::Failed(why)),
                 });
         }
         found
@@ -2301,7 +2309,7 @@ fn previous_logs_script(
     boundary: &str,
     namespace: &str,
     pods: &[(&str, Option<&str>)],
-    budget: LogBudget,
+    budget: ReadBudget,
 ) -> Option<String> {
     if !valid_container_name(namespace) {
         return None;
@@ -2328,8 +2336,8 @@ fn previous_logs_script(
 /// The first listing's script: kubectl's pods into a file and its ConfigMaps beside them;
 /// with [`Listing::WithLogs`], the previous logs of the pods that restarted, within
 /// `budget` ([`logs_pool`]); then everything printed in order (see [`split_listing`]).
-fn listing_script(prologue: &str, boundary: &str, listing: Listing, budget: LogBudget) -> String {
-    let read = LogBudget::bounded(budget.read);
+fn listing_script(prologue: &str, boundary: &str, listing: Listing, budget: ReadBudget) -> String {
+    let read = ReadBudget::bounded(budget.read);
     let (clock, nodes, logs) = match listing {
         Listing::Pods => ("", "nd=\nsv=\nsa=\nsb=\n".to_owned(), "LOGS=\n".to_owned()),
         Listing::WithLogs => (
@@ -2379,7 +2387,7 @@ fn listing_script(prologue: &str, boundary: &str, listing: Listing, budget: LogB
 pub const GET_NODES: &str = "get nodes";
 
 /// [`GET_NODES`] into `$d/nodes` (its pid in `$nd`), and the Services ([`get_services`]),
-/// in the background, each kubectl as `read` bounds it ([`LogBudget::bounded`]).
+/// in the background, each kubectl as `read` bounds it ([`ReadBudget::bounded`]).
 fn get_kubelets(read: &str) -> String {
     format!(
         "{read} {GET_NODES} >\"$d/nodes\" 2>/dev/null &\nnd=$!\n{}",
@@ -2443,7 +2451,7 @@ set +f
 /// not clean. Before, each batch of eight waited for its slowest under `timeout 30`: two
 /// such pods in two batches outlasted the 60 s default, and the cluster was not read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct LogBudget {
+struct ReadBudget {
     read: u64,
     call: u64,
     launch: u64,
@@ -2453,11 +2461,11 @@ struct LogBudget {
 /// KILL.
 const GRACE: u64 = 2;
 
-impl LogBudget {
+impl ReadBudget {
     fn within(command_timeout: Duration) -> Self {
         let c = command_timeout.as_secs();
         let call = (c / 4).clamp(2, 15);
-        LogBudget {
+        ReadBudget {
             read: (c / 2).saturating_sub(2).clamp(2, 20),
             call,
             launch: c.saturating_sub(call + 2 * GRACE + (c / 5).max(3)),
@@ -2487,8 +2495,8 @@ fn log_clock() -> &'static str {
 /// status into `$d/rc.POD`; a pod not started while whole seconds since `$t0`
 /// ([`log_clock`]) were fewer than the budget's `launch` has no status. [`log_sections`]
 /// prints them.
-fn logs_pool(namespace: &str, budget: LogBudget) -> String {
-    let kubectl = LogBudget::bounded(budget.call);
+fn logs_pool(namespace: &str, budget: ReadBudget) -> String {
+    let kubectl = ReadBudget::bounded(budget.call);
     let launch = budget.launch;
     format!(
         r#"pids= slots=
@@ -4472,7 +4480,7 @@ case \" $* \" in
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         let prologue = format!("set -- '{}'\n", kubectl.display());
-        let budget = LogBudget::within(Duration::from_secs(60));
+        let budget = ReadBudget::within(Duration::from_secs(60));
         let script = listing_script(&prologue, "B7", Listing::WithLogs, budget);
         let out = std::process::Command::new("sh")
             .args(["-c", &script])
@@ -4756,8 +4764,16 @@ case \" $* \" in
         ]);
         let pods = parse_pods(fixture).expect("pods");
         let read = kubectl.with_logs(pods).await;
+        // A name the API would not allow is never asked, and says so.
+        let refused = kubectl
+            .previous_loop_lines("kube-system", &[("coredns-x", Some("a;b"))])
+            .await;
         kubectl.close().await;
         std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(
+            why(&refused["coredns-x"]).as_deref(),
+            Some("not asked: not a name the API allows")
+        );
         let pod = |name: &str| read.iter().find(|p| p.name == name).expect("listed");
         let again = pod("coredns-5c54f84c97-q9m4d");
         assert!(again.logs_read && again.logs_unread.is_none(), "{again:?}");
@@ -4782,7 +4798,7 @@ case \" $* \" in
             (1, 2, 2, 0),
             (600, 20, 15, 461),
         ] {
-            let budget = LogBudget::within(Duration::from_secs(secs));
+            let budget = ReadBudget::within(Duration::from_secs(secs));
             assert_eq!(
                 (budget.read, budget.call, budget.launch),
                 (read, call, launch),
@@ -4825,7 +4841,7 @@ case \" $* \" in
             .chain((2..12).map(|i| format!("hang-{i}")))
             .collect();
         let pods: Vec<(&str, Option<&str>)> = names.iter().map(|n| (n.as_str(), None)).collect();
-        let budget = LogBudget {
+        let budget = ReadBudget {
             read: 2,
             call: 1,
             launch: 2,
@@ -4894,7 +4910,7 @@ case \" $* \" in
         ] {
             assert!(!valid_container_name(bad), "{bad}");
         }
-        let budget = LogBudget::within(Duration::from_secs(60));
+        let budget = ReadBudget::within(Duration::from_secs(60));
         let script = previous_logs_script(
             "",
             "B7",
