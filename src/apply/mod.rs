@@ -277,18 +277,7 @@ impl HostResult {
             pods: Vec::new(),
             notes: Vec::new(),
             error: None,
-            blocked: plan
-                .blocked
-                .iter()
-                .map(|b| {
-                    let fixes = if b.fixes.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (fixes {})", b.fixes.join(", "))
-                    };
-                    format!("{}: {}{fixes}", b.playbook, b.reason)
-                })
-                .collect(),
+            blocked: plan.blocked.iter().map(ToString::to_string).collect(),
             pods_kept: false,
             // The run record is kept: secrets in it are redacted like a saved plan's.
             planned: crate::plan::redact::redact_changes(&plan.changes),

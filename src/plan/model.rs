@@ -427,6 +427,17 @@ pub struct Blocked {
     pub fixes: Vec<String>,
 }
 
+/// `PLAYBOOK: REASON (fixes IDS)`, as the plan's text and an apply's run record say it.
+impl std::fmt::Display for Blocked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.playbook, self.reason)?;
+        if !self.fixes.is_empty() {
+            write!(f, " (fixes {})", self.fixes.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Note {
     pub playbook: String,

@@ -419,11 +419,7 @@ pub(super) fn cluster_action(action: &ClusterAction) -> String {
 }
 
 fn blocked(out: &mut String, b: &Blocked) {
-    let _ = write!(out, "{ENTRY}{}: {}", b.playbook, b.reason);
-    if !b.fixes.is_empty() {
-        let _ = write!(out, " (fixes {})", b.fixes.join(", "));
-    }
-    out.push('\n');
+    let _ = writeln!(out, "{ENTRY}{b}");
 }
 
 fn note(out: &mut String, n: &Note) {
