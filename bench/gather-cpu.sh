@@ -22,11 +22,13 @@ LAB=$ROOT/tests/lab/lab.sh
 UNITS=$(awk '/^pub const KUBELET_UNITS/ { on = 1; next } on && /^\];/ { exit } on { gsub(/[",[:space:]]/, ""); if ($0 != "") printf "%s%s", (n++ ? " " : ""), $0 }' "$ROOT/src/node_script.rs")
 [ -n "$UNITS" ] || { echo "gather-cpu.sh: KUBELET_UNITS not found in src/node_script.rs" >&2; exit 1; }
 script=$(sed -e 's/@BOUNDARY@/dnsfix-bench-boundary/' -e 's#@PATHNONCE@#/./../#' -e 's/@CAP@/1048576/' \
-	-e "s/@KUBELET_UNITS@/$UNITS/" -e 's/@EXTRA@//' -e 's/@ASK_VERSION@/0/' "$ROOT/src/facts/gather.sh")
+	-e "s/@KUBELET_UNITS@/$UNITS/" -e 's/@EXTRA@//' -e 's/@ASK_VERSION@/0/' -e 's/@SYSTEMCTL_WAIT@/10/' "$ROOT/src/facts/gather.sh")
 left=$(grep -o '@[A-Z_]*@' <<<"$script" | sort -u | tr '\n' ' ')
 [ -z "$left" ] || { echo "gather-cpu.sh: placeholders not filled in: $left(raw::script_for has new ones)" >&2; exit 1; }
-# The same with systemctl a shell function that says nothing: what the rest costs.
-nosysctl=$(awk 'NR == 1 { print; print "systemctl() { :; }"; next } { print }' <<<"$script")
+# The same with systemctl never asked (as after a call cut off: SCUT set): what the rest
+# costs.
+nosysctl=$(awk '$0 == "SCUT=" { print "SCUT=1"; n++; next } { print } END { exit n != 1 }' <<<"$script") ||
+	{ echo "gather-cpu.sh: no line SCUT= in gather.sh (how it stops asking systemctl changed)" >&2; exit 1; }
 
 # On the node: the two scripts in a directory of its own, then the loop.
 # shellcheck disable=SC2016 # the program runs on the node: its $ are the node's

@@ -221,7 +221,12 @@ async fn run_script(
     shared: &std::sync::Mutex<SharedContents>,
 ) -> Result<RawFacts, HostError> {
     let nonce = crate::util::nonce();
-    let script = raw::script_for(&nonce, &reads.extra, reads.kubelet_version);
+    let script = raw::script_for(
+        &nonce,
+        &reads.extra,
+        reads.kubelet_version,
+        raw::systemctl_wait(session.command_timeout()),
+    );
     let output = run_as_root(session, target, &script).await?;
     // A poisoned lock only means another host's task panicked: the map is still whole.
     let parsed = RawFacts::parse_shared(

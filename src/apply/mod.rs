@@ -841,7 +841,35 @@ async fn gather_before(
         result.outcome = HostOutcome::Unchanged;
         return Ok(ControlFlow::Break(()));
     }
+    if let Some(refusal) = systemd_unanswered(plan, &facts) {
+        return Err(refusal);
+    }
     Ok(ControlFlow::Continue(facts))
+}
+
+/// Why nothing is written where the plan restarts or reloads a unit and systemd did not
+/// answer the gather's systemctl just now ([`Services::systemctl_cut`]): the files would
+/// change under a running unit whose restart systemd cannot make (its job, once queued,
+/// runs whenever systemd gets to it, with no health gate watching), and the node's lock
+/// would be held for the handler's bound.
+///
+/// [`Services::systemctl_cut`]: crate::facts::node_facts::Services::systemctl_cut
+fn systemd_unanswered(plan: &HostPlan, facts: &crate::facts::NodeFacts) -> Option<String> {
+    let secs = facts.services.systemctl_cut?;
+    let calls: Vec<String> = plan
+        .handlers
+        .iter()
+        .map(|h| format!("`systemctl {} {}`", h.action.verb(), h.unit))
+        .collect();
+    if calls.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "refused: the plan needs {}, and systemctl did not answer within {secs}s just now \
+         (systemd, PID 1, busy or stuck): nothing was written; apply again once \
+         `systemctl is-system-running` answers on the node",
+        calls.join(" and ")
+    ))
 }
 
 /// The plan's changes with their secrets restored, once policy allows every one of them.
@@ -1931,6 +1959,43 @@ fn step(plan: &HostPlan, outcome: StepOutcome, record: &Record) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Where systemd did not answer the gather's systemctl, a plan that restarts or
+    /// reloads a unit is refused before anything is written, naming each call; a plan
+    /// without handlers, or a node whose systemctl answered, goes on.
+    #[test]
+    fn a_restart_systemd_cannot_make_now_is_refused_before_writing() {
+        let mut plan = HostPlan::empty("node2", crate::plan::model::HostStatus::Changes);
+        let mut raw = crate::testing::raw_from(&[("/etc/resolv.conf", "nameserver 192.0.2.53\n")]);
+        let answered = crate::facts::NodeFacts::from_raw("node2", &raw);
+        crate::testing::set_command(&mut raw, "units", "", 124);
+        crate::testing::set_command(&mut raw, "systemctl-cut", "3\n", 0);
+        let cut = crate::facts::NodeFacts::from_raw("node2", &raw);
+        assert_eq!(cut.services.systemctl_cut, Some(3));
+        assert_eq!(systemd_unanswered(&plan, &cut), None, "no handler");
+        for (unit, action) in [
+            ("kubelet", HandlerAction::Restarted),
+            ("systemd-resolved", HandlerAction::Reloaded),
+        ] {
+            plan.handlers.push(HandlerRun {
+                name: format!("{} {unit}", action.verb()),
+                unit: unit.into(),
+                action,
+                serial: crate::playbook::Batch::Count(1),
+                reasons: Vec::new(),
+            });
+        }
+        assert_eq!(systemd_unanswered(&plan, &answered), None);
+        assert_eq!(
+            systemd_unanswered(&plan, &cut).as_deref(),
+            Some(
+                "refused: the plan needs `systemctl restart kubelet` and `systemctl reload \
+                 systemd-resolved`, and systemctl did not answer within 3s just now (systemd, \
+                 PID 1, busy or stuck): nothing was written; apply again once `systemctl \
+                 is-system-running` answers on the node"
+            )
+        );
+    }
 
     /// A run's context with `cluster` as its kubectl access, nothing else of note.
     fn context(cluster: crate::cluster::Access) -> Context {

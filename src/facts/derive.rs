@@ -201,6 +201,7 @@ fn services(raw: &RawFacts, states: &BTreeMap<&'static str, UnitState>) -> Servi
             .unwrap_or("kubelet")
             .to_string(),
         kubelet_unit_state: UnitState::Unknown,
+        systemctl_cut: first_line(raw, "systemctl-cut").and_then(|s| s.trim().parse().ok()),
     }
 }
 

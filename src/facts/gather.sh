@@ -150,12 +150,37 @@ kdir() {
 
 cmd() {
   name=$1; shift
+  r=
   if command -v "$1" >/dev/null 2>&1; then
     hdr cmd "$name"; flush
     "$@" 2>/dev/null
     r=$?
     hdr rc "$name"; put "$r"
   fi
+}
+
+# sctl NAME ARGS: `systemctl ARGS` as record NAME, bounded. systemctl asks PID 1 over its
+# private socket, and a PID 1 that does not answer (a kubelet node booting with hundreds
+# of mounts to make, each a transient unit: kubernetes/kubernetes#79194) holds it for
+# sd-bus's auth timeout, 90 s (bus-internal.h BUS_AUTH_TIMEOUT; SYSTEMD_BUS_TIMEOUT bounds
+# method calls only), and then 25 s a call: past dnsfix's command timeout, the node would
+# lose every fact, not only its units' states. So each call gets SWAIT seconds (killed a
+# second later if it ignores TERM: 124 coreutils' timeout, 137 its KILL, 143 BusyBox's,
+# whose child gets the TERM). The first call cut off is a systemctl-cut record (body: the
+# seconds), and systemctl is not asked again: those states stay unknown.
+SWAIT=@SYSTEMCTL_WAIT@
+SCUT=
+sctl() {
+  [ -z "$SCUT" ] && command -v systemctl >/dev/null 2>&1 || return 0
+  name=$1; shift
+  if command -v timeout >/dev/null 2>&1; then
+    cmd "$name" timeout -k 1 "$SWAIT" systemctl "$@"
+  else
+    cmd "$name" systemctl "$@"
+  fi
+  case "$r" in
+    124 | 137 | 143) SCUT=1; hdr cmd systemctl-cut; put "$SWAIT$NL" ;;
+  esac
 }
 
 hdr begin dnsfix-gather-1
@@ -265,7 +290,7 @@ f /proc/net/udp6
 cmd resolvconf-bin command -v resolvconf
 cmd cloud-init-bin command -v cloud-init
 # shellcheck disable=SC2086 # KUNITS is a list of words
-cmd units systemctl is-active systemd-resolved NetworkManager $KUNITS systemd-networkd firewalld
+sctl units is-active systemd-resolved NetworkManager $KUNITS systemd-networkd firewalld
 # Whether systemd-resolved starts at boot, asked where it wrote its files this boot (a
 # kubelet on them still has them after the next boot only if it does), and where
 # /etc/resolv.conf links to nothing (after a boot without it: disabled, masked or gone?).
@@ -303,13 +328,13 @@ if [ -d /run/systemd/resolve ] || { [ -L /etc/resolv.conf ] && [ ! -e /etc/resol
   if resolved_linked; then
     hdr cmd resolved-enabled; put "enabled$NL"; hdr rc resolved-enabled; put 0
   else
-    cmd resolved-enabled systemctl is-enabled systemd-resolved
+    sctl resolved-enabled is-enabled systemd-resolved
   fi
 fi
 # Whether firewalld starts at boot, where its unit file is installed: stopped now and
 # enabled, its zones decide the pods' forwarded traffic again after the next boot.
 if [ -e /usr/lib/systemd/system/firewalld.service ] || [ -e /lib/systemd/system/firewalld.service ] || [ -e /etc/systemd/system/firewalld.service ]; then
-  cmd firewalld-enabled systemctl is-enabled firewalld
+  sctl firewalld-enabled is-enabled firewalld
 fi
 
 # Kubelet: config files, env/flag files, the units that start it, the running process.

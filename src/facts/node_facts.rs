@@ -170,9 +170,28 @@ pub struct Services {
     pub kubelet_unit: String,
     /// That unit's state (`unknown` where `systemctl is-active` did not say).
     pub kubelet_unit_state: UnitState,
+    /// Where a `systemctl` call did not answer: the seconds the gather waited for it before
+    /// stopping it (systemd, PID 1, busy or stuck). The states it did not say are
+    /// `unknown`, and systemctl was not asked again. `None` where every call answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub systemctl_cut: Option<u64>,
 }
 
 impl Services {
+    /// Why systemctl did not say how a unit is, for a rule's words: the gather stopped it
+    /// ([`Services::systemctl_cut`]), or there was none to ask or it printed nothing.
+    pub fn systemctl_silence(&self) -> String {
+        match self.systemctl_cut {
+            Some(secs) => format!(
+                "systemctl did not answer within {secs}s and was stopped: systemd (PID 1) is \
+                 busy or stuck"
+            ),
+            None => "no systemctl on the node, or it printed nothing: a node not booted with \
+                     systemd?"
+                .into(),
+        }
+    }
+
     /// Whether systemd-resolved starts at the next boot, from `systemctl is-enabled`
     /// (systemctl(1)'s states); `None` where that was not asked, or for the states a
     /// reboot itself changes (`enabled-runtime`, `masked-runtime`, `transient`: their links

@@ -25,13 +25,33 @@ pub fn script(nonce: &str) -> String {
 /// may write, so a plan knows what it replaces). Paths that are not absolute or hold
 /// characters outside `[A-Za-z0-9._/+@:-]` are left out.
 pub fn script_with(nonce: &str, extra: &[String]) -> String {
-    script_for(nonce, extra, true)
+    script_for(nonce, extra, true, systemctl_wait(DEFAULT_COMMAND_TIMEOUT))
+}
+
+/// The command timeout [`script`] and [`script_with`] size their systemctl calls for
+/// (`--command-timeout`'s default).
+const DEFAULT_COMMAND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// How long the script lets each `systemctl` call wait for PID 1, in whole seconds, under
+/// a command timeout of `command`: a sixth of it, 2 to 10 s. A PID 1 that answers does so
+/// within milliseconds, a busy one within a second or two; one that does not answer holds
+/// systemctl 90 s. Two such calls, the kubelet's `--version` (5 s, 7 with its kill) and the
+/// reads then fit in the command timeout from 20 s up: the script stops asking systemctl
+/// after the first call cut off.
+pub fn systemctl_wait(command: std::time::Duration) -> u64 {
+    (command.as_secs() / 6).clamp(2, 10)
 }
 
 /// [`script_with`], asking the kubelet's binary for its version (`kubelet --version`) only
 /// with `kubelet_version`: it runs the kubelet's whole Go binary on every node, where the
-/// cluster, when it is read, has the running kubelet's version for all of them.
-pub fn script_for(nonce: &str, extra: &[String], kubelet_version: bool) -> String {
+/// cluster, when it is read, has the running kubelet's version for all of them. Each
+/// `systemctl` call gets `systemctl_wait` seconds ([`systemctl_wait`]).
+pub fn script_for(
+    nonce: &str,
+    extra: &[String],
+    kubelet_version: bool,
+    systemctl_wait: u64,
+) -> String {
     let extra: Vec<String> = extra
         .iter()
         .filter(|p| safe_path(p))
@@ -47,6 +67,7 @@ pub fn script_for(nonce: &str, extra: &[String], kubelet_version: bool) -> Strin
             ("KUBELET_UNITS", &KUBELET_UNITS.join(" ")),
             ("EXTRA", &extra.join(" ")),
             ("ASK_VERSION", if kubelet_version { "1" } else { "0" }),
+            ("SYSTEMCTL_WAIT", &systemctl_wait.to_string()),
         ],
     )
 }

@@ -151,10 +151,26 @@ fn fixture_copy(name: &str, case: &str) -> (PathBuf, PathBuf) {
 }
 
 fn gathered(tree: &Path, scratch: &Path) -> RawFacts {
+    gathered_waiting(tree, scratch, None)
+}
+
+/// [`gathered`], with each systemctl call given `wait` seconds instead of the default
+/// command timeout's. Where the tree has `.dnsfix/cmd/hang`, the stand-in's `is-active`
+/// never answers, as systemctl waits on a PID 1 that does not.
+fn gathered_waiting(tree: &Path, scratch: &Path, wait: Option<u64>) -> RawFacts {
     std::fs::create_dir_all(scratch).expect("scratch");
     let nonce = dnsfix::util::nonce();
     let script = scratch.join("gather.sh");
-    std::fs::write(&script, raw::script(&nonce)).expect("write script");
+    let text = match wait {
+        Some(secs) => raw::script_for(&nonce, &[], true, secs),
+        None => raw::script(&nonce),
+    };
+    std::fs::write(&script, text).expect("write script");
+    let hang = if tree.join(".dnsfix/cmd/hang").exists() {
+        "exec sleep 60\n"
+    } else {
+        ""
+    };
     let answer = |name: &str| {
         let text = std::fs::read_to_string(tree.join(".dnsfix/cmd").join(name)).unwrap_or_default();
         if text.is_empty() || text.ends_with('\n') {
@@ -164,7 +180,7 @@ fn gathered(tree: &Path, scratch: &Path) -> RawFacts {
         }
     };
     let stub = format!(
-        "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\ncase $1 in\nis-active) cat <<'EOF'\n{}EOF\n;;\nis-enabled) case $2 in\nfirewalld) cat <<'EOF'\n{}EOF\n;;\n*) cat <<'EOF'\n{}EOF\n;;\nesac ;;\n*) exit 1 ;;\nesac\n",
+        "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\ncase $1 in\nis-active) {hang}cat <<'EOF'\n{}EOF\n;;\nis-enabled) case $2 in\nfirewalld) cat <<'EOF'\n{}EOF\n;;\n*) cat <<'EOF'\n{}EOF\n;;\nesac ;;\n*) exit 1 ;;\nesac\n",
         dnsfix::node_script::quote(&scratch.join("systemctl.calls").to_string_lossy()),
         answer("units"),
         answer("firewalld-enabled"),
@@ -1888,5 +1904,65 @@ fn a_specifier_in_an_alias_drop_in_names_the_unit_not_the_alias() {
         Some("/etc/cni/net.d/10-crio-bridge.conflist"),
         "{:?}",
         facts.cni
+    );
+}
+
+/// A systemctl that never answers (PID 1 busy or stuck) is stopped after the seconds the
+/// script is given, and not asked again: the script goes on to its end with every file,
+/// the units' states unknown and a systemctl-cut record saying how long it waited.
+#[test]
+fn a_systemctl_that_does_not_answer_is_stopped_and_not_asked_again() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-hang-{}", std::process::id()));
+    let tree = scratch.join("root");
+    // Where both is-enabled calls would be asked: firewalld's unit is installed, and
+    // /run/systemd/resolve is there without the links that tell systemd-resolved enabled.
+    let unit = tree.join("usr/lib/systemd/system/firewalld.service");
+    std::fs::create_dir_all(unit.parent().expect("parent")).expect("mkdir");
+    std::fs::write(
+        &unit,
+        "[Service]\nExecStart=/usr/sbin/firewalld --nofork --nopid\n",
+    )
+    .expect("write");
+    std::fs::create_dir_all(tree.join("run/systemd/resolve")).expect("mkdir");
+    std::fs::create_dir_all(tree.join("etc")).expect("mkdir");
+    std::fs::write(tree.join("etc/resolv.conf"), "nameserver 192.0.2.53\n").expect("write");
+    std::fs::create_dir_all(tree.join(".dnsfix/cmd")).expect("mkdir");
+    std::fs::write(tree.join(".dnsfix/cmd/hang"), "").expect("write");
+
+    let t = std::time::Instant::now();
+    let raw = gathered_waiting(&tree, &scratch.join("run"), Some(1));
+    let took = t.elapsed();
+    let calls = std::fs::read_to_string(scratch.join("run/systemctl.calls")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&scratch);
+
+    assert!(took.as_secs() < 10, "the gather took {took:?}");
+    let units = raw.commands.get("units").expect("the is-active record");
+    assert!(
+        matches!(units.status, Some(124 | 137 | 143)),
+        "is-active: {units:?}"
+    );
+    assert_eq!(calls.lines().count(), 1, "systemctl asked again: {calls:?}");
+    assert!(
+        !raw.commands.contains_key("firewalld-enabled"),
+        "{:?}",
+        raw.commands
+    );
+    assert!(
+        !raw.commands.contains_key("resolved-enabled"),
+        "{:?}",
+        raw.commands
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    assert_eq!(facts.services.systemctl_cut, Some(1));
+    assert_eq!(
+        facts.services.systemd_resolved,
+        dnsfix::facts::node_facts::UnitState::Unknown
+    );
+    // The files after the systemctl calls are there: the resolver and the batch.
+    assert_eq!(
+        raw.get("/etc/resolv.conf")
+            .and_then(|f| f.text())
+            .as_deref(),
+        Some("nameserver 192.0.2.53\n")
     );
 }

@@ -949,3 +949,125 @@ fn enablement_steps() -> Vec<(&'static str, String, bool)> {
 fn dirname(path: &str) -> &str {
     path.rsplit_once('/').map_or("/", |(d, _)| d)
 }
+
+/// The node's systemd (PID 1) stopped with SIGSTOP for as long as this lives: systemctl's
+/// connection waits on it as on a PID 1 too busy to answer (sd-bus's auth timeout, 90 s).
+/// Dropped (also when the test fails), it gets SIGCONT.
+struct StoppedPid1(i32);
+
+impl StoppedPid1 {
+    fn new(lab: &Lab, node: &str) -> StoppedPid1 {
+        let file = lab.dir.join("nodes").join(node).join("init.pid");
+        let pid: i32 = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+            .trim()
+            .parse()
+            .expect("init.pid holds a pid");
+        assert_eq!(
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .map(|c| c.trim().to_owned())
+                .ok(),
+            Some("systemd".to_owned()),
+            "{}: pid {pid} is not the node's systemd",
+            file.display()
+        );
+        signal(pid, "STOP");
+        StoppedPid1(pid)
+    }
+}
+
+impl Drop for StoppedPid1 {
+    fn drop(&mut self) {
+        signal(self.0, "CONT");
+    }
+}
+
+fn signal(pid: i32, name: &str) {
+    let status = std::process::Command::new("kill")
+        .args([format!("-{name}"), pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill -{name} {pid}: {status}");
+}
+
+/// A node whose systemd does not answer (a reboot with hundreds of kubelet mounts to make
+/// holds PID 1 for minutes: kubernetes/kubernetes#79194): the real systemctl waits 90 s on
+/// it. The gather stops it after a sixth of the command timeout and keeps every other fact
+/// (before, the whole gather ran into the command timeout and the node read as
+/// unreachable, with no facts); the units' states are unknown and say why; apply writes
+/// nothing where the plan needs a restart. Once systemd runs again, all is as before.
+#[test]
+fn a_node_whose_systemd_does_not_answer_keeps_its_facts_and_apply_writes_nothing() {
+    let lab = start_lab();
+    let node = lab.node(SCENARIO).name.clone();
+    let plan_path = lab.dir.join("plan.json");
+    let plan_path = plan_path.to_str().expect("UTF-8 lab path");
+    let out = dnsfix(&lab, &["plan", "-o", plan_path]);
+    assert_eq!(out.status.code(), Some(2), "plan\n{}", describe(&out));
+    let original_sha = node_sha(&lab, &node, KUBELET_CONFIG);
+
+    let stopped = StoppedPid1::new(&lab, &node);
+    let t = Instant::now();
+    let out = dnsfix(
+        &lab,
+        &["facts", "--format", "json", "--command-timeout", "20"],
+    );
+    let took = t.elapsed();
+    assert_eq!(out.status.code(), Some(0), "facts\n{}", describe(&out));
+    assert!(took.as_secs() < 15, "facts took {took:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("facts JSON");
+    let facts = &doc["hosts"][0]["facts"];
+    let services = &facts["services"];
+    assert_eq!(services["systemctl_cut"], 3, "20 s / 6: {services:#}");
+    assert_eq!(services["systemd_resolved"], "unknown", "{services:#}");
+    assert_eq!(services["kubelet_unit_state"], "unknown", "{services:#}");
+    // What the systemctl calls do not give is all there: the kubelet's config and process.
+    assert_eq!(
+        facts["kubelet"]["resolv_conf"]["value"]["value"], "/etc/resolv.conf",
+        "{:#}",
+        facts["kubelet"]
+    );
+    assert!(facts["kubelet"]["pid"].is_u64(), "{:#}", facts["kubelet"]);
+
+    // check still finds the kubelet on the stub, from the files.
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(2), "{findings:#?}");
+    let (severity, _) = finding(&findings, "DNS-KUBELET-LOOPBACK");
+    assert_eq!(severity, "critical");
+
+    // apply: the plan restarts the kubelet, which systemd cannot do now: nothing written.
+    let out = dnsfix(
+        &lab,
+        &[
+            "apply",
+            plan_path,
+            "--format",
+            "json",
+            "--command-timeout",
+            "20",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "apply\n{}", describe(&out));
+    let record = run_record(&out);
+    let host = host_result(&record, &node);
+    assert_eq!(host.outcome, HostOutcome::Failed, "{record:#?}");
+    let error = host.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("`systemctl restart kubelet`")
+            && error.contains("did not answer within 3s")
+            && error.contains("nothing was written"),
+        "{error}"
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), original_sha);
+
+    // systemd runs again: its answers are back, and the plan applies.
+    drop(stopped);
+    let out = dnsfix(&lab, &["facts", "--format", "json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("facts JSON");
+    let services = &doc["hosts"][0]["facts"]["services"];
+    assert!(services.get("systemctl_cut").is_none(), "{services:#}");
+    assert_eq!(services["systemd_resolved"], "active", "{services:#}");
+    let out = dnsfix(&lab, &["apply", plan_path, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    assert_applied_restarted_and_verified(&run_record(&out), &node);
+}

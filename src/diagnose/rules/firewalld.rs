@@ -138,7 +138,13 @@ fn running(ctx: &Ctx) -> Result<When, RuleOutcome> {
         ),
         UnitState::Unknown => Err(ctx.unknown_because(
             ID,
-            "firewalld is installed and systemctl did not say whether it runs".into(),
+            match ctx.facts.services.systemctl_cut {
+                Some(_) => format!(
+                    "firewalld is installed and systemctl did not say whether it runs ({})",
+                    ctx.facts.services.systemctl_silence()
+                ),
+                None => "firewalld is installed and systemctl did not say whether it runs".into(),
+            },
             "check `systemctl is-active firewalld` on the node; where it runs, see `dnsfix explain DNS-FIREWALLD-PODS-UNTRUSTED`".into(),
         )),
     }

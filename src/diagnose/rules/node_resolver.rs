@@ -16,7 +16,7 @@ use crate::diagnose::finding::Severity;
 use crate::facts::dhclient_cmdline::DhclientCommand;
 use crate::facts::network_manager::{DnsMode, NmDns, RcManager, links_to_resolved};
 use crate::facts::node_facts::{
-    Effective, FlavourKind, ResolvFile, UnitState, in_resolved_run_dir,
+    Effective, FlavourKind, ResolvFile, Services, UnitState, in_resolved_run_dir,
 };
 use crate::facts::raw::FileState;
 use crate::facts::resolv_conf::{Nameserver, ResolvConf, is_loopback};
@@ -33,8 +33,20 @@ enum Down {
     NextBoot,
 }
 
-/// What to do where systemctl did not say how systemd-resolved is.
-const ASK_SYSTEMCTL: &str = "systemctl did not answer for systemd-resolved (no systemctl on the node, or it printed nothing: a node not booted with systemd?): see by hand whether systemd-resolved runs and starts at boot (systemctl is-active systemd-resolved; systemctl is-enabled systemd-resolved; or whether a systemd-resolve process runs), then check again";
+/// What to do where systemctl did not say how systemd-resolved is: ask by hand, or, where
+/// systemd did not answer the gather's systemctl, wait for it.
+fn ask_systemctl(services: &Services) -> String {
+    let why = services.systemctl_silence();
+    if services.systemctl_cut.is_some() {
+        format!(
+            "systemctl did not answer for systemd-resolved ({why}; a node rebooted with hundreds of kubelet mounts to make can hold it for minutes): check again once `systemctl is-system-running` answers; meanwhile `pgrep -x systemd-resolve` says whether systemd-resolved runs"
+        )
+    } else {
+        format!(
+            "systemctl did not answer for systemd-resolved ({why}): see by hand whether systemd-resolved runs and starts at boot (systemctl is-active systemd-resolved; systemctl is-enabled systemd-resolved; or whether a systemd-resolve process runs), then check again"
+        )
+    }
+}
 
 /// The node's own resolver, /etc/resolv.conf: what the node itself resolves with (the
 /// container runtime pulling images, the kubelet reaching an API server by name), not what
@@ -109,7 +121,7 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
                     "{} lists only systemd-resolved's stub address, and systemctl did not say whether systemd-resolved runs",
                     etc.path
                 ),
-                ASK_SYSTEMCTL.into(),
+                ask_systemctl(services),
             );
         }
         (FileState::Present, _)
@@ -123,7 +135,7 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
                     "{} links into systemd-resolved's /run directory, and systemctl did not say whether systemd-resolved runs or starts at boot, which writes the file there",
                     etc.path
                 ),
-                ASK_SYSTEMCTL.into(),
+                ask_systemctl(services),
             );
         }
         (FileState::Present, _) if links_into_resolved(etc) && services.resolved_gone_at_boot() => {

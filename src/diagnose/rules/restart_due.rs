@@ -160,10 +160,16 @@ fn not_running(ctx: &Ctx, stopped: &PendingRestart) -> RuleOutcome {
                         escape(&stopped.path),
                         which(stopped)
                     ),
-                    format!(
-                        "{unit}: {} (systemctl is-active), and no kubelet process runs",
-                        state.as_str()
-                    ),
+                    match ctx.facts.services.systemctl_cut {
+                        Some(_) if state == UnitState::Unknown => format!(
+                            "{unit}: unknown ({}), and no kubelet process runs",
+                            ctx.facts.services.systemctl_silence()
+                        ),
+                        _ => format!(
+                            "{unit}: {} (systemctl is-active), and no kubelet process runs",
+                            state.as_str()
+                        ),
+                    },
                 ],
                 format!("journalctl -u {unit} says why it does not stay up{undo}"),
             )])

@@ -462,6 +462,39 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
     }
 }
 
+/// Where the gather stopped a systemctl that did not answer (systemd busy or stuck), the
+/// resolver that turns on systemd-resolved is unknown as without systemctl, but says so,
+/// and what to do is to wait for systemd, not to ask systemctl by hand.
+#[test]
+fn a_systemctl_stopped_unanswered_says_systemd_did_not_answer() {
+    for kind in ["stub", "uplink"] {
+        let mut raw = resolved_case("unknown", "");
+        etc_resolv_conf(&mut raw, kind, "unknown");
+        crate::testing::set_command(&mut raw, "units", "", 124);
+        crate::testing::set_command(&mut raw, "systemctl-cut", "10\n", 0);
+        let host = Host::new("node1");
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let RuleOutcome::Findings(f) = host_resolver_down(&Ctx::in_cluster(&host, &facts, None))
+        else {
+            panic!("{kind}: no finding");
+        };
+        resolver_finding_is(
+            kind,
+            kind,
+            &f,
+            (
+                Severity::High,
+                "cannot tell",
+                "systemctl did not answer for systemd-resolved (systemctl did not answer within \
+                 10s and was stopped: systemd (PID 1) is busy or stuck; a node rebooted with \
+                 hundreds of kubelet mounts to make can hold it for minutes): check again once \
+                 `systemctl is-system-running` answers; meanwhile `pgrep -x systemd-resolve` \
+                 says whether systemd-resolved runs",
+            ),
+        );
+    }
+}
+
 /// One row of [`the_hosts_own_resolver_is_down_now_or_after_the_next_boot`]: the finding
 /// has the severity, status, summary and fix the row wants, and names NetworkManager only
 /// where it runs and does something with the file.
