@@ -2288,13 +2288,22 @@ impl Kubectl {
         Ok(String::from_utf8_lossy(&out).contains("deleted"))
     }
 
-    /// The loop plugin's fatal line in the pod's previous run, if it crashed on a loop.
-    async fn previous_loop_line(&mut self, pod: &DnsPod) -> Option<String> {
+    /// The loop plugin's fatal line in the pod's previous run, if it crashed on a loop
+    /// (`Ok(None)`: its log was read and has none); `Err`: why its log was not read.
+    async fn previous_loop_line(&mut self, pod: &DnsPod) -> Result<Option<String>, String> {
         let asked = (pod.name.as_str(), pod.container.as_deref());
-        self.previous_loop_lines(pod.namespace(), &[asked])
+        match self
+            .previous_loop_lines(pod.namespace(), &[asked])
             .await
             .remove(&pod.name)
-            .and_then(|log| log.loop_line)
+        {
+            Some(PreviousLog {
+                unread: Some(unread),
+                ..
+            }) => Err(unread.why()),
+            Some(log) => Ok(log.loop_line),
+            None => Err("its log did not come back".to_owned()),
+        }
     }
 }
 
@@ -3950,10 +3959,17 @@ async fn recreate(
                 p.waiting.as_deref().unwrap_or(&p.phase)
             )
         }
-        Some(mut p) => {
-            if p.restarts > 0 || p.waiting.is_some() {
-                p.loop_detected = kubectl.previous_loop_line(&p).await;
-            }
+        Some(p) => {
+            // Why it is not Ready: the loop plugin's line where its previous run crashed on
+            // a loop, or why that log could not be told.
+            let previous = if p.restarts > 0 || p.waiting.is_some() {
+                match kubectl.previous_loop_line(&p).await {
+                    Ok(line) => line.map(|l| format!(" ({l})")),
+                    Err(why) => Some(format!(" (its previous log not read: {why})")),
+                }
+            } else {
+                None
+            };
             step.replacement = Some(p.name.clone());
             format!(
                 "deleted; its replacement {} on {} is not Ready after {}s: {}{}",
@@ -3961,9 +3977,7 @@ async fn recreate(
                 p.node,
                 timeout.as_secs(),
                 p.waiting.as_deref().unwrap_or(&p.phase),
-                p.loop_detected
-                    .map(|l| format!(" ({l})"))
-                    .unwrap_or_default()
+                previous.unwrap_or_default()
             )
         }
     };

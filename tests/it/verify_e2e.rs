@@ -492,7 +492,41 @@ fn recreate_through_a_local_kubeconfig(lab: &Lab, inv: &Path, stub: &str) {
         )) && error.contains("(10.233.64.7:40112 -> :53)"),
         "{result:#}"
     );
-    std::fs::remove_file(&fails).expect("pod-fails removed");
+    // The next replacement fails too, and the API server refuses its previous log (what it
+    // says where the container has no previous run, or its node does not answer): the
+    // failure says its log could not be read, and why.
+    let refused = lab.dir.join("nodes").join(stub).join("pod-fails.log-error");
+    std::fs::write(
+        &refused,
+        "Error from server (BadRequest): previous terminated container \"coredns\" in pod \"x\" not found\n",
+    )
+    .expect("log-error");
+    let out = here(&[
+        "apply",
+        "--yes",
+        "--format",
+        "json",
+        "--health-timeout",
+        "3",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "apply\n{}", describe(&out));
+    let record: Value = serde_json::from_slice(&out.stdout).expect("the run record");
+    let error = record["hosts"][0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(&format!(
+            "its replacement coredns-{stub}-3 on {stub} is not Ready after 3s: CrashLoopBackOff \
+             (its previous log not read: "
+        )) && error.contains("Error from server (BadRequest): previous terminated container"),
+        "{record:#}"
+    );
+    // (And the failed replacement's log is readable again, as the plan must read it.)
+    for file in [
+        refused,
+        fails,
+        lab.dir.join("nodes").join(stub).join("dns-pod.log-error"),
+    ] {
+        std::fs::remove_file(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    }
 
     // The same plan again: the failed replacement is recreated, and this one comes up.
     let out = here(&["apply", "--yes", "--format", "json"]);
@@ -506,7 +540,7 @@ fn recreate_through_a_local_kubeconfig(lab: &Lab, inv: &Path, stub: &str) {
     );
     assert_eq!(
         result["pods"][0]["replacement"],
-        format!("coredns-{stub}-3"),
+        format!("coredns-{stub}-4"),
         "{result:#}"
     );
     let (doc, code) = verify_json(lab, inv, &["--ssh-backend", "russh", "-l", stub]);

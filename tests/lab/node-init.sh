@@ -233,10 +233,17 @@ pod() { # READY RESTARTS STATE-JSON
 	mv "$node_dir/dns-pod.json.new" "$node_dir/dns-pod.json"
 }
 # A test can make the next pods loop whatever the file says (NODE_DIR/pod-fails), as when
-# the upstream itself forwards back into the cluster.
+# the upstream itself forwards back into the cluster; with NODE_DIR/pod-fails.log-error,
+# the API server refuses their previous logs with its words (kubectl's stand-in reads
+# dns-pod.log-error): set for the replacements only, so a plan still reads the pod before.
 if [ -f "$node_dir/pod-fails" ]; then
 	echo "CrashLoopBackOff: looping on request (pod-fails)" >/run/lab-dns/cluster-dns.state
 	echo '[FATAL] plugin/loop: Loop (10.233.64.7:40112 -> :53) detected for zone ".", see https://coredns.io/plugins/loop#troubleshooting. Query: "HINFO 4547991504243258144.3688648895315093531."' >"$node_dir/dns-pod.log"
+	if [ -f "$node_dir/pod-fails.log-error" ]; then
+		cp "$node_dir/pod-fails.log-error" "$node_dir/dns-pod.log-error"
+	else
+		rm -f "$node_dir/dns-pod.log-error"
+	fi
 	pod false 3 '{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 40s restarting failed container=coredns"}}'
 	exit 0
 fi
