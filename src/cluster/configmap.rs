@@ -63,6 +63,7 @@ impl Kubectl {
                 crate::node_script::quote(&body)
             ),
             "replace -f - -o json",
+            self.request_secs(),
         );
         let out = self.exec(&script).await?;
         serde_json::from_slice(&out).map_err(|e| format!("kubectl's answer is not JSON: {e}"))

@@ -133,13 +133,18 @@ fi
 
 /// A script running kubectl (found by `prologue`, which sets it as "$@") with `args`
 /// (dnsfix's own words and validated names only) against kube-system, bounded in time.
-fn kubectl(prologue: &str, args: &str) -> String {
-    kubectl_in(prologue, "kube-system", args)
+fn kubectl(prologue: &str, args: &str, secs: u64) -> String {
+    kubectl_in(prologue, "kube-system", args, secs)
 }
 
-/// [`kubectl`] against `namespace` (a name the API allows: the caller checks it).
-fn kubectl_in(prologue: &str, namespace: &str, args: &str) -> String {
-    format!("{prologue}exec timeout 30 \"$@\" --request-timeout=20s -n {namespace} {args}\n")
+/// [`kubectl`] against `namespace` (a name the API allows: the caller checks it), asking
+/// the API server for `secs` seconds and ended [`GRACE`] seconds later
+/// ([`ReadBudget::bounded`]).
+fn kubectl_in(prologue: &str, namespace: &str, args: &str, secs: u64) -> String {
+    format!(
+        "{prologue}exec {} -n {namespace} {args}\n",
+        ReadBudget::bounded(secs)
+    )
 }
 
 /// Where kubectl runs.
@@ -1882,8 +1887,14 @@ impl Kubectl {
                 crate::text::escape(namespace)
             ));
         }
-        let script = kubectl_in(&self.prologue, namespace, args);
+        let script = kubectl_in(&self.prologue, namespace, args, self.request_secs());
         self.exec(&script).await
+    }
+
+    /// What one kubectl call asks the API server for: [`ReadBudget::read`], so the call
+    /// ends within the command timeout.
+    fn request_secs(&self) -> u64 {
+        ReadBudget::within(self.session.command_timeout()).read
     }
 
     /// CoreDNS's pods behind `service`, a cluster DNS Service outside kube-system
@@ -1941,10 +1952,24 @@ impl Kubectl {
         if out.exit_status != Some(0) {
             let stderr = String::from_utf8_lossy(&out.stderr);
             let stderr = stderr.trim();
-            return Err(if stderr.is_empty() {
-                format!("kubectl exited with {:?}", out.exit_status)
-            } else {
-                crate::text::escape(stderr).into_owned()
+            return Err(match out.exit_status {
+                // timeout(1) ended it ([`ReadBudget::bounded`]): what it printed, if
+                // anything, is cut short.
+                Some(124 | 137 | 143) => {
+                    let said = if stderr.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", crate::text::escape(stderr))
+                    };
+                    format!(
+                        "kubectl did not answer within {}s{said}",
+                        self.request_secs() + GRACE
+                    )
+                }
+                _ if stderr.is_empty() => {
+                    format!("kubectl exited with {:?}", out.exit_status)
+                }
+                _ => crate::text::escape(stderr).into_owned(),
             });
         }
         Ok(out.stdout)
@@ -2687,7 +2712,7 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
 
 /// A Services section of the first listing: kubectl's answer, or, where kubectl failed
 /// (`BOUNDARY .failed STATUS` and its stderr, [`listing_script`]), why: its exit status
-/// (124: `timeout` ended it) and its error, escaped.
+/// (124, 137, 143: `timeout` ended it, [`ReadBudget::bounded`]) and its error, escaped.
 fn services_section<'a>(section: &'a [u8], boundary: &str) -> Result<&'a [u8], String> {
     let failed = format!("{boundary} .failed ");
     let Some(rest) = section.strip_prefix(failed.as_bytes()) else {
@@ -2697,7 +2722,8 @@ fn services_section<'a>(section: &'a [u8], boundary: &str) -> Result<&'a [u8], S
     let (status, stderr) = text.split_once('\n').unwrap_or((&text, ""));
     let stderr = crate::text::escape(stderr.trim());
     let status = match status.trim() {
-        "124" => "timed out after 30s".to_owned(),
+        // timeout(1) ended it (KILL after TERM; BusyBox's: its child's TERM).
+        "124" | "137" | "143" => "did not answer in time".to_owned(),
         s => format!("exit status {}", crate::text::escape(s)),
     };
     Err(if stderr.is_empty() {
@@ -5155,6 +5181,44 @@ case \" $* \" in
     /// kubectl as the lab's stand-in (tests/lab/standins/kubectl, checked against a real
     /// kubectl by tests/it/kubectl_reference.rs) answers for a cluster of `pods` (a
     /// fixture's List) and `configmaps` (a fixture file), run on this machine.
+    /// A single kubectl call (a get, delete or replace of apply's) asks the API server for
+    /// the share of the command timeout the listing's gets have, and one that does not
+    /// answer is ended within the command timeout and said to be. Before, it had `timeout
+    /// 30` whatever the command timeout, so under a shorter one the exec was cut first,
+    /// and one ended by timeout(1) read "kubectl exited with Some(124)".
+    #[tokio::test]
+    async fn a_kubectl_call_that_does_not_answer_ends_within_the_command_timeout() {
+        let options = crate::transport::SshOptions {
+            command_timeout: Duration::from_secs(12),
+            ..crate::transport::SshOptions::default()
+        };
+        let mut kubectl = Kubectl {
+            target: Target {
+                host: "localhost".into(),
+                connection: crate::inventory::Inventory::local().hosts()[0].connection(),
+            },
+            session: Session::Local(crate::transport::LocalTransport::connect(&options)),
+            // A kubectl whose API server never answers, and which ignores its own
+            // --request-timeout.
+            prologue: "set -- sh -c 'exec sleep 60' kubectl\n".into(),
+            via: "this machine".into(),
+            config: None,
+            logs: LoopLines::new(),
+            kubelets: Kubelets::new(),
+            notes: Vec::new(),
+        };
+        let started = std::time::Instant::now();
+        let error = kubectl.run("get pods").await.expect_err("no answer");
+        let took = started.elapsed();
+        kubectl.close().await;
+        // 12 s: the API server is asked for 12/2 - 2 = 4 s, timeout(1) ends it at 6.
+        assert_eq!(error, "kubectl did not answer within 6s");
+        assert!(
+            took >= Duration::from_secs(5) && took < Duration::from_secs(11),
+            "{took:?}"
+        );
+    }
+
     fn lab_kubectl(pods: &[u8], configmaps: &[u8]) -> (Kubectl, std::path::PathBuf) {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let dir = std::env::temp_dir().join(format!("dnsfix-mounts-{}", crate::util::nonce()));
@@ -5986,14 +6050,14 @@ case \" $* \" in
     }
 
     /// A Services list at the cluster scope that timed out (kubectl hung on a slow API
-    /// server until the `timeout 30` around it killed it: status 124, nothing printed) is
+    /// server until the `timeout` around it killed it: status 124, nothing printed) is
     /// said to be, as one refused is: the cluster DNS Service is unknown, not moved, so
     /// apply leaves the plan's hosts untouched rather than stale.
     #[tokio::test]
     async fn services_that_timed_out_are_said_to_be() {
         let error = unlisted("cluster-scope-times-out").await;
         assert!(
-            error.contains("but the Services could not be listed (kubectl get services -A -l app.kubernetes.io/name=coredns,kubernetes.io/cluster-service=true -o json: timed out after 30s"),
+            error.contains("but the Services could not be listed (kubectl get services -A -l app.kubernetes.io/name=coredns,kubernetes.io/cluster-service=true -o json: did not answer in time"),
             "{error}"
         );
         assert!(error.ends_with("refused, nothing deleted"), "{error}");
