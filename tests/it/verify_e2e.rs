@@ -492,33 +492,7 @@ fn recreate_through_a_local_kubeconfig(lab: &Lab, inv: &Path, stub: &str) {
         )) && error.contains("(10.233.64.7:40112 -> :53)"),
         "{result:#}"
     );
-    // The next replacement fails too, and the API server refuses its previous log (what it
-    // says where the container has no previous run, or its node does not answer): the
-    // failure says its log could not be read, and why.
-    let refused = lab.dir.join("nodes").join(stub).join("pod-fails.log-error");
-    std::fs::write(
-        &refused,
-        "Error from server (BadRequest): previous terminated container \"coredns\" in pod \"x\" not found\n",
-    )
-    .expect("log-error");
-    let out = here(&[
-        "apply",
-        "--yes",
-        "--format",
-        "json",
-        "--health-timeout",
-        "3",
-    ]);
-    assert_eq!(out.status.code(), Some(3), "apply\n{}", describe(&out));
-    let record: Value = serde_json::from_slice(&out.stdout).expect("the run record");
-    let error = record["hosts"][0]["error"].as_str().unwrap_or_default();
-    assert!(
-        error.contains(&format!(
-            "its replacement coredns-{stub}-3 on {stub} is not Ready after 3s: CrashLoopBackOff \
-             (its previous log not read: "
-        )) && error.contains("Error from server (BadRequest): previous terminated container"),
-        "{record:#}"
-    );
+    let refused = replacement_log_refused(lab, stub, &here);
     // (And the failed replacement's log is readable again, as the plan must read it.)
     for file in [
         refused,
@@ -545,4 +519,40 @@ fn recreate_through_a_local_kubeconfig(lab: &Lab, inv: &Path, stub: &str) {
     );
     let (doc, code) = verify_json(lab, inv, &["--ssh-backend", "russh", "-l", stub]);
     assert_eq!(code, Some(0), "{doc:#}");
+}
+
+/// The next replacement fails too, and the API server refuses its previous log (what it
+/// says where the container has no previous run, or its node does not answer): the
+/// failure says its log could not be read, and why. The lab's `pod-fails.log-error`,
+/// returned for the caller to remove.
+fn replacement_log_refused(
+    lab: &Lab,
+    stub: &str,
+    here: &dyn Fn(&[&str]) -> std::process::Output,
+) -> std::path::PathBuf {
+    let refused = lab.dir.join("nodes").join(stub).join("pod-fails.log-error");
+    std::fs::write(
+        &refused,
+        "Error from server (BadRequest): previous terminated container \"coredns\" in pod \"x\" not found\n",
+    )
+    .expect("log-error");
+    let out = here(&[
+        "apply",
+        "--yes",
+        "--format",
+        "json",
+        "--health-timeout",
+        "3",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "apply\n{}", describe(&out));
+    let record: Value = serde_json::from_slice(&out.stdout).expect("the run record");
+    let error = record["hosts"][0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(&format!(
+            "its replacement coredns-{stub}-3 on {stub} is not Ready after 3s: CrashLoopBackOff \
+             (its previous log not read: "
+        )) && error.contains("Error from server (BadRequest): previous terminated container"),
+        "{record:#}"
+    );
+    refused
 }
