@@ -376,7 +376,7 @@ answered_by() {
   case $listeners in *pid=*) ;; *) return 0 ;; esac
   # `MainPID=N`, not --value, which systemd before v230 refuses (CentOS 7's and Amazon
   # Linux 2's v219): its pid not known there, a user's listener passed for the unit's.
-  main=$(systemctl show -p MainPID "$1" 2>/dev/null)
+  main=$(ask_systemd show -p MainPID "$1" 2>/dev/null)
   main=${main#MainPID=}
   case $main in '' | 0 | *[!0-9]*) return 0 ;; esac
   while :; do
@@ -402,6 +402,18 @@ in_tree() {
     hops=$((hops + 1))
   done
   return 1
+}
+
+# ask_systemd ARGS: `systemctl ARGS` for the health gate's looks, 5 s at most where timeout is
+# there (killed a second later if it ignores TERM). A systemd that stops answering (the
+# kubelet's restart itself can set off the mount storm of kubernetes/kubernetes#79194)
+# holds a call until sd-bus's auth timeout, 90 s by default: past the gate's own bound.
+ask_systemd() {
+  if command -v timeout >/dev/null 2>&1; then
+    timeout -k 1 5 systemctl "$@" 9>&-
+  else
+    systemctl "$@" 9>&-
+  fi
 }
 
 # journal UNIT: the unit's last lines in the journal, where there is one (they say why it
@@ -444,7 +456,8 @@ handler() {
   [ "$probe" = 0 ] || healthz_tools
   start=$(date +%s)
   while :; do
-    state=$(systemctl is-active "$unit" 2>/dev/null)
+    state=$(ask_systemd is-active "$unit" 2>/dev/null)
+    case $? in 124 | 137 | 143) state="not told: systemctl is-active did not answer within 5s (systemd busy or stuck)" ;; esac
     if [ "$state" = active ]; then
       [ "$probe" = 0 ] && { hdr healthy "$unit"; return; }
       body=$(healthz); rc=$?
@@ -456,7 +469,10 @@ handler() {
         why="unit active, but the kubelet's healthz (127.0.0.1 or [::1], port 10248) answered: ${body:-nothing}"
       fi
     else
-      why="unit is ${state:-unknown}"
+      case $state in
+        "not told: "*) why=${state#not told: } ;;
+        *) why="unit is ${state:-unknown}" ;;
+      esac
     fi
     if [ $(( $(date +%s) - start )) -ge "$timeout" ]; then
       fail unhealthy "$unit"; echo "not healthy ${timeout}s after systemctl $verb: $why"

@@ -201,7 +201,8 @@ fn services(raw: &RawFacts, states: &BTreeMap<&'static str, UnitState>) -> Servi
             .unwrap_or("kubelet")
             .to_string(),
         kubelet_unit_state: UnitState::Unknown,
-        systemctl_cut: first_line(raw, "systemctl-cut").and_then(|s| s.trim().parse().ok()),
+        systemctl_cut: first_line(raw, super::node_facts::SYSTEMCTL_CUT)
+            .and_then(|s| s.trim().parse().ok()),
     }
 }
 
@@ -600,6 +601,42 @@ fn crio_cni(raw: &RawFacts) -> Cni {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Where a systemctl call was stopped unanswered, every unit's state is unknown, even
+    /// those `is-active` told before the cut (a stopped unit beside an `is-enabled` systemd
+    /// did not answer would read as one that stays stopped); an `is-enabled` answered before
+    /// it stands, and the seconds waited are kept.
+    #[test]
+    fn a_cut_systemctl_leaves_every_state_unknown() {
+        let mut raw = crate::testing::raw_from(&[]);
+        let states: String = super::super::node_facts::units()
+            .map(|u| {
+                if u == "systemd-resolved" {
+                    "inactive\n"
+                } else {
+                    "active\n"
+                }
+            })
+            .collect();
+        crate::testing::set_command(&mut raw, "units", &states, 3);
+        crate::testing::set_command(&mut raw, "resolved-enabled", "enabled\n", 0);
+        let told = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(told.services.systemd_resolved, UnitState::Inactive);
+        assert_eq!(told.services.kubelet, UnitState::Active);
+        assert_eq!(told.services.systemctl_cut, None);
+        crate::testing::set_command(&mut raw, "firewalld-enabled", "", 124);
+        crate::testing::set_command(&mut raw, "systemctl-cut", "10\n", 0);
+        let cut = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(cut.services.systemd_resolved, UnitState::Unknown);
+        assert_eq!(cut.services.kubelet, UnitState::Unknown);
+        assert_eq!(cut.services.kubelet_unit_state, UnitState::Unknown);
+        assert_eq!(
+            cut.services.systemd_resolved_enabled.as_deref(),
+            Some("enabled")
+        );
+        assert_eq!(cut.services.firewalld_enabled, None);
+        assert_eq!(cut.services.systemctl_cut, Some(10));
+    }
 
     /// The wants link `systemctl enable` makes counts whatever it leads to where a unit file
     /// of the name is on the unit path (systemd pulls the unit in by the link's name), and

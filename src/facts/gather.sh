@@ -161,18 +161,23 @@ cmd() {
 
 # sctl NAME ARGS: `systemctl ARGS` as record NAME, bounded. systemctl asks PID 1 over its
 # private socket, and a PID 1 that does not answer (a kubelet node booting with hundreds
-# of mounts to make, each a transient unit: kubernetes/kubernetes#79194) holds it for
-# sd-bus's auth timeout, 90 s (bus-internal.h BUS_AUTH_TIMEOUT; SYSTEMD_BUS_TIMEOUT bounds
-# method calls only), and then 25 s a call: past dnsfix's command timeout, the node would
-# lose every fact, not only its units' states. So each call gets SWAIT seconds (killed a
-# second later if it ignores TERM: 124 coreutils' timeout, 137 its KILL, 143 BusyBox's,
-# whose child gets the TERM). The first call cut off is a systemctl-cut record (body: the
-# seconds), and systemctl is not asked again: those states stay unknown.
+# of mounts to make, each a transient unit: kubernetes/kubernetes#79194) holds it until
+# sd-bus's auth timeout, 90 s by default (bus-internal.h BUS_AUTH_TIMEOUT, the build's
+# DEFAULT_TIMEOUT_USEC; SYSTEMD_BUS_TIMEOUT bounds method calls only, 25 s by default,
+# once the connection is up): past dnsfix's command timeout, the node would lose every
+# fact, not only its units' states. So each call gets SWAIT seconds (killed a second
+# later if it ignores TERM: 124 coreutils' timeout, 137 its KILL, 143 BusyBox's, whose
+# child gets the TERM; a BusyBox timeout older than 1.30 has no -k, and every call then
+# reads as systemctl printing nothing, as the kubelet's --version does). The first call
+# cut off is a systemctl-cut record (body: the seconds); systemctl is not asked again,
+# and each call not made is a record NAME with no rc record: asked of no one, not "not
+# installed".
 SWAIT=@SYSTEMCTL_WAIT@
 SCUT=
 sctl() {
-  [ -z "$SCUT" ] && command -v systemctl >/dev/null 2>&1 || return 0
+  command -v systemctl >/dev/null 2>&1 || return 0
   name=$1; shift
+  if [ -n "$SCUT" ]; then hdr cmd "$name"; return 0; fi
   if command -v timeout >/dev/null 2>&1; then
     cmd "$name" timeout -k 1 "$SWAIT" systemctl "$@"
   else

@@ -171,8 +171,9 @@ pub struct Services {
     /// That unit's state (`unknown` where `systemctl is-active` did not say).
     pub kubelet_unit_state: UnitState,
     /// Where a `systemctl` call did not answer: the seconds the gather waited for it before
-    /// stopping it (systemd, PID 1, busy or stuck). The states it did not say are
-    /// `unknown`, and systemctl was not asked again. `None` where every call answered.
+    /// stopping it (systemd, PID 1, busy or stuck). systemctl was not asked again, and
+    /// every unit's state is `unknown` ([`unit_states`]); an `is-enabled` answered before
+    /// the cut stands. `None` where every call answered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub systemctl_cut: Option<u64>,
 }
@@ -721,6 +722,10 @@ impl NodeFacts {
     }
 }
 
+/// The gather's record of a systemctl call it stopped unanswered (body: the seconds it
+/// waited): [`Services::systemctl_cut`].
+pub(crate) const SYSTEMCTL_CUT: &str = "systemctl-cut";
+
 /// The units `systemctl is-active` is asked about, in the order it answers: the resolvers,
 /// the units that run a kubelet ([`KUBELET_UNITS`](crate::node_script::KUBELET_UNITS),
 /// which gather.sh names), then systemd-networkd and firewalld.
@@ -732,11 +737,17 @@ pub(crate) fn units() -> impl Iterator<Item = &'static str> {
 }
 
 /// Each unit's state, as `systemctl is-active` answered for [`units`] (one line per unit,
-/// in order); none when it was not asked.
+/// in order); none when it was not asked, or where any systemctl call of the gather was
+/// stopped unanswered ([`Services::systemctl_cut`]): what a stopped call printed is no
+/// answer, and a state told while systemd still answered is not judged beside an
+/// `is-enabled` it did not answer (a stopped unit then reads as one that stays stopped).
 pub(crate) fn unit_states(raw: &RawFacts) -> BTreeMap<&'static str, UnitState> {
     let Some(cmd) = raw.commands.get("units") else {
         return BTreeMap::new();
     };
+    if raw.commands.contains_key(SYSTEMCTL_CUT) {
+        return BTreeMap::new();
+    }
     units()
         .zip(cmd.stdout.lines().chain(std::iter::repeat("")))
         .map(|(unit, state)| {

@@ -1211,6 +1211,56 @@ mod tests {
         );
     }
 
+    /// Where systemd did not answer the gather's systemctl, a playbook whose changes need
+    /// a restart is blocked, saying why, and nothing of it is planned: the unit to restart
+    /// would be a guess (RKE2 installs both its units). Without the cut, the same node
+    /// plans the fix and its restart.
+    #[test]
+    fn a_restart_is_not_planned_while_systemd_does_not_answer() {
+        let unavailable = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let mut raw = crate::testing::rules_fixture("_upstream/rke2-stub-loop");
+        let answered = plan_raw(&raw, "", &unavailable, "");
+        let host = &answered.hosts[0];
+        assert!(!host.handlers.is_empty(), "{host:#?}");
+        assert!(
+            host.changes.iter().any(|c| c
+                .reasons()
+                .iter()
+                .any(|r| r.playbook == "kubelet-resolvconf")),
+            "{host:#?}"
+        );
+        crate::testing::set_command(&mut raw, "units", "", 124);
+        crate::testing::set_command(&mut raw, "systemctl-cut", "10\n", 0);
+        let cut = plan_raw(&raw, "", &unavailable, "");
+        let host = &cut.hosts[0];
+        assert!(host.handlers.is_empty(), "{host:#?}");
+        assert!(
+            host.changes.iter().all(|c| c
+                .reasons()
+                .iter()
+                .all(|r| r.playbook != "kubelet-resolvconf")),
+            "{host:#?}"
+        );
+        let blocked = host
+            .blocked
+            .iter()
+            .find(|b| b.playbook == "kubelet-resolvconf")
+            .unwrap_or_else(|| panic!("{host:#?}"));
+        assert!(
+            blocked.reason.starts_with("its changes need `restart ")
+                && blocked.reason.contains(
+                    "and systemctl did not answer within 10s (systemd, PID 1, busy or stuck)"
+                )
+                && blocked
+                    .reason
+                    .ends_with("plan again once `systemctl is-system-running` answers on the node"),
+            "{blocked:#?}"
+        );
+        assert_eq!(blocked.fixes, ["DNS-KUBELET-LOOPBACK"], "{blocked:#?}");
+    }
+
     /// br_netfilter is loaded before its keys are set: apply runs the changes in plan
     /// order, and /proc/sys/net/bridge exists only once the module is in.
     #[test]

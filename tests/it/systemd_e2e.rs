@@ -1035,6 +1035,19 @@ fn a_node_whose_systemd_does_not_answer_keeps_its_facts_and_apply_writes_nothing
     let (severity, _) = finding(&findings, "DNS-KUBELET-LOOPBACK");
     assert_eq!(severity, "critical");
 
+    // A plan made now blocks the fix that needs the restart, saying why: which unit runs
+    // the kubelet is not known while systemd does not answer.
+    let stalled = lab.dir.join("stalled-plan.json");
+    let stalled = stalled.to_str().expect("UTF-8 lab path");
+    let out = dnsfix(&lab, &["plan", "-o", stalled, "--command-timeout", "20"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("kubelet-resolvconf: its changes need `restart kubelet`, and systemctl did not answer within 3s")
+            && !text.contains("\n  handlers:"),
+        "{}",
+        describe(&out)
+    );
+
     // apply: the plan restarts the kubelet, which systemd cannot do now: nothing written.
     let out = dnsfix(
         &lab,

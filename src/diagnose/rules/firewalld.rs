@@ -138,14 +138,17 @@ fn running(ctx: &Ctx) -> Result<When, RuleOutcome> {
         ),
         UnitState::Unknown => Err(ctx.unknown_because(
             ID,
-            match ctx.facts.services.systemctl_cut {
+            match services.systemctl_cut {
                 Some(_) => format!(
                     "firewalld is installed and systemctl did not say whether it runs ({})",
-                    ctx.facts.services.systemctl_silence()
+                    services.systemctl_silence()
                 ),
                 None => "firewalld is installed and systemctl did not say whether it runs".into(),
             },
-            "check `systemctl is-active firewalld` on the node; where it runs, see `dnsfix explain DNS-FIREWALLD-PODS-UNTRUSTED`".into(),
+            match services.systemctl_cut {
+                Some(_) => "check again once `systemctl is-system-running` answers on the node; where firewalld runs, see `dnsfix explain DNS-FIREWALLD-PODS-UNTRUSTED`".into(),
+                None => "check `systemctl is-active firewalld` on the node; where it runs, see `dnsfix explain DNS-FIREWALLD-PODS-UNTRUSTED`".into(),
+            },
         )),
     }
 }

@@ -171,7 +171,15 @@ fn not_running(ctx: &Ctx, stopped: &PendingRestart) -> RuleOutcome {
                         ),
                     },
                 ],
-                format!("journalctl -u {unit} says why it does not stay up{undo}"),
+                match ctx.facts.services.systemctl_cut {
+                    // systemd may not have got to its start job yet.
+                    Some(_) if state == UnitState::Unknown => format!(
+                        "check again once `systemctl is-system-running` answers on the node: \
+                         systemd may not have started {unit} yet; if it still does not run \
+                         then, journalctl -u {unit} says why{undo}"
+                    ),
+                    _ => format!("journalctl -u {unit} says why it does not stay up{undo}"),
+                },
             )])
         }
     }

@@ -195,6 +195,11 @@ impl<'a> Run<'a> {
                 return Ok(());
             }
         }
+        if let Some(blocked) = self.unit_unknown(playbook, &saved, state, &fixing) {
+            *state = saved;
+            ran.blocked.push(blocked);
+            return Ok(());
+        }
         for handler in &playbook.handlers {
             ran.handlers.insert(
                 (playbook.name.clone(), handler.name.clone()),
@@ -213,6 +218,46 @@ impl<'a> Run<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Where systemd did not answer the gather's systemctl ([`systemctl_cut`]) and
+    /// `playbook`'s changes (those in `state` beyond `before`) notify a handler, the
+    /// playbook is blocked: which unit runs the kubelet is then a guess among those
+    /// installed (RKE2 installs both of its units: the server's restarted on an agent would
+    /// start a server), and whether systemd can restart anything now is not known. Apply
+    /// refuses a restart the same way on its own facts; this keeps a plan made during the
+    /// stall from restarting the guessed unit once systemd answers again.
+    ///
+    /// [`systemctl_cut`]: crate::facts::node_facts::Services::systemctl_cut
+    fn unit_unknown(
+        &self,
+        playbook: &Playbook,
+        before: &State,
+        state: &State,
+        fixing: &[String],
+    ) -> Option<Blocked> {
+        let secs = self.facts.services.systemctl_cut?;
+        let mut handlers: Vec<&str> = state
+            .notified
+            .iter()
+            .skip(before.notified.len())
+            .filter(|(_, p, _, _)| *p == playbook.name)
+            .map(|(handler, _, _, _)| handler.as_str())
+            .collect();
+        handlers.dedup();
+        let first = *handlers.first()?;
+        Some(Blocked {
+            playbook: playbook.name.clone(),
+            task: first.to_owned(),
+            reason: format!(
+                "its changes need `{}`, and systemctl did not answer within {secs}s \
+                 (systemd, PID 1, busy or stuck): which units run, and whether systemd can \
+                 restart them now, is not known; plan again once `systemctl \
+                 is-system-running` answers on the node",
+                handlers.join("`, `")
+            ),
+            fixes: fixing.to_vec(),
+        })
     }
 
     /// The playbook's scope (its `vars`, in order), or `None` when its `when` is false
