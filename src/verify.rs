@@ -397,8 +397,19 @@ async fn verify_host(
     let mut session = transport.connect(&target).await?;
     let result = match crate::gather::gather_session(&mut session, &target, &[]).await {
         Ok(facts) => {
-            let mut checked =
-                check_node(&mut session, &target, host, &facts, probe_name, timeout).await;
+            let all = match cluster {
+                crate::cluster::Cluster::Read { pods, .. } => Some(pods.as_slice()),
+                _ => None,
+            };
+            let mut checked = check_node(
+                &mut session,
+                &target,
+                host,
+                &facts,
+                (probe_name, timeout),
+                all,
+            )
+            .await;
             if let crate::cluster::Cluster::Read { pods, .. } = cluster {
                 let names = crate::cluster::node_names(host, &facts);
                 checked.pods = pods
@@ -421,8 +432,8 @@ pub async fn check_node(
     target: &Target,
     host: &Host,
     facts: &NodeFacts,
-    probe_name: Option<&str>,
-    timeout: Duration,
+    (probe_name, timeout): (Option<&str>, Duration),
+    cluster_pods: Option<&[crate::cluster::DnsPod]>,
 ) -> Checked {
     let not_a_node = matches!(
         facts.kubelet.resolv_conf,
@@ -450,15 +461,75 @@ pub async fn check_node(
             .push(ask(session, target, probe, id, timeout).await);
     }
     if cluster_dns_down(&checked.probes) {
-        checked.notes.push(
-            "cluster DNS gives no answer or SERVFAIL: CoreDNS and nodelocaldns pods forward to the resolv.conf \
-             the kubelet gave them when they started, and crash-loop (plugin/loop) when it \
-             points back at them; once the kubelet's file is right, recreate those pods \
-             (`kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns)'`, and nodelocaldns's)"
-                .to_owned(),
-        );
+        checked.notes.push(cluster_down_note(facts, cluster_pods));
     }
     checked
+}
+
+/// What to look at where cluster DNS gives no answer or SERVFAIL from this node, by what
+/// is known: no kubelet runs here (the pods and Service rules its pods use come with it);
+/// the cluster's DNS pods as kubectl lists them (`pods`: all of them, on every node;
+/// `None` where the cluster was not read), some crash-looping (recreate them once the
+/// kubelet's file is right: they keep the resolv.conf they started with) or none (then the
+/// pods are not the cause: what carries the query to them is).
+fn cluster_down_note(facts: &NodeFacts, pods: Option<&[crate::cluster::DnsPod]>) -> String {
+    use crate::facts::node_facts::UnitState;
+    const DOWN: &str = "cluster DNS gives no answer or SERVFAIL";
+    const RECREATE: &str = "CoreDNS and nodelocaldns pods forward to the resolv.conf the \
+        kubelet gave them when they started, and crash-loop (plugin/loop) when it points back \
+        at them; once the kubelet's file is right, recreate those pods (`kubectl -n \
+        kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns)'`, and \
+        nodelocaldns's)";
+    let services = &facts.services;
+    if facts.kubelet.pid.is_none()
+        && matches!(
+            services.kubelet_unit_state,
+            UnitState::Inactive | UnitState::Failed
+        )
+    {
+        return format!(
+            "{DOWN}, and no kubelet runs on this node ({}: {}): start it first; the DNS \
+             pods and Service rules this node's pods use come with it",
+            services.kubelet_unit,
+            services.kubelet_unit_state.as_str()
+        );
+    }
+    let Some(pods) = pods else {
+        return format!("{DOWN}: {RECREATE}");
+    };
+    let looping: Vec<&str> = pods
+        .iter()
+        .filter(|p| p.loop_detected.is_some() || p.waiting.as_deref() == Some("CrashLoopBackOff"))
+        .map(|p| p.name.as_str())
+        .collect();
+    match (looping.as_slice(), pods.len()) {
+        ([], 0) => format!(
+            "{DOWN}, and kubectl lists no CoreDNS or nodelocaldns pod in the cluster: \
+             `kubectl -n kube-system get deploy,ds -l 'k8s-app in (kube-dns,coredns,node-local-dns)'` \
+             shows what should run them"
+        ),
+        ([], n) => format!(
+            "{DOWN}, yet none of the cluster's {n} CoreDNS and nodelocaldns pods crash-loops \
+             (kubectl): look at what carries the query to them from this node: the kube-dns \
+             Service's endpoints (`kubectl -n kube-system get endpointslices -l \
+             kubernetes.io/service-name=kube-dns`), kube-proxy and the pod network here"
+        ),
+        (names, _) => {
+            let shown: Vec<&str> = names.iter().take(3).copied().collect();
+            let more = names.len().saturating_sub(shown.len());
+            format!(
+                "{DOWN}, and {} crash-loop{} ({}{}): {RECREATE}",
+                names.len(),
+                if names.len() == 1 { "s" } else { "" },
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            )
+        }
+    }
 }
 
 /// A cluster address gave no reply, or SERVFAIL (its `forward` leads nowhere): what pods
@@ -956,6 +1027,63 @@ fn node_reply(
 mod tests {
     use super::*;
     use hickory_proto::rr::{RData, Record, rdata::A};
+
+    /// Where cluster DNS does not answer, the note says what is known: no kubelet runs here;
+    /// the cluster's DNS pods crash-loop (recreate them) or none does (look at what carries
+    /// the query); the cluster not read (the recreate advice, as before). Before, every
+    /// node got the recreate advice, a stopped kubelet's and a cluster's with no looping
+    /// pod too.
+    #[test]
+    fn a_silent_cluster_dns_is_explained_by_what_is_known() {
+        let pod = |name: &str, waiting: Option<&str>| -> crate::cluster::DnsPod {
+            serde_json::from_value(serde_json::json!({
+                "name": name, "app": "coredns", "node": "node2", "phase": "Running",
+                "ready": waiting.is_none(), "restarts": if waiting.is_some() { 5 } else { 0 },
+                "waiting": waiting,
+            }))
+            .expect("a pod")
+        };
+        let mut raw = crate::testing::rules_fixture("_healthy/kubespray-ubuntu2204");
+        crate::testing::set_units(&mut raw, &[("kubelet", "active")]);
+        let up = NodeFacts::from_raw("node1", &raw);
+        raw.pids.remove("kubelet");
+        crate::testing::set_units(&mut raw, &[("kubelet", "inactive")]);
+        let stopped = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(stopped.kubelet.pid, None);
+
+        let note = cluster_down_note(&stopped, None);
+        assert!(
+            note.starts_with("cluster DNS gives no answer or SERVFAIL, and no kubelet runs on this node (kubelet: inactive): start it first"),
+            "{note}"
+        );
+        let note = cluster_down_note(&up, None);
+        assert!(
+            note.contains(": CoreDNS and nodelocaldns pods forward"),
+            "{note}"
+        );
+        let quiet = [pod("coredns-a", None), pod("coredns-b", None)];
+        let note = cluster_down_note(&up, Some(&quiet));
+        assert!(
+            note.contains("yet none of the cluster's 2 CoreDNS and nodelocaldns pods crash-loops")
+                && note.contains("kubernetes.io/service-name=kube-dns")
+                && !note.contains("recreate"),
+            "{note}"
+        );
+        let looping = [
+            pod("coredns-a", Some("CrashLoopBackOff")),
+            pod("coredns-b", None),
+        ];
+        let note = cluster_down_note(&up, Some(&looping));
+        assert!(
+            note.contains(", and 1 crash-loops (coredns-a): CoreDNS and nodelocaldns pods forward"),
+            "{note}"
+        );
+        let note = cluster_down_note(&up, Some(&[]));
+        assert!(
+            note.contains("kubectl lists no CoreDNS or nodelocaldns pod"),
+            "{note}"
+        );
+    }
 
     fn reply(id: u16, rcode: ResponseCode, answer: bool) -> Vec<u8> {
         let name = Name::from_ascii("probe.example.").expect("name");

@@ -1159,8 +1159,8 @@ async fn verify_dns(
         target,
         host,
         after,
+        (None, std::time::Duration::from_secs(3)),
         None,
-        std::time::Duration::from_secs(3),
     )
     .await;
     let upstream_failures: Vec<String> = dns

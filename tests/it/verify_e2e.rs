@@ -172,6 +172,9 @@ fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
     let stdout = String::from_utf8_lossy(&text.stdout);
     assert!(
         stdout.contains("127.0.0.53 is a loopback address")
+            && stdout.contains(&format!(
+                "cluster DNS gives no answer or SERVFAIL, and 1 crash-loops (coredns-{stub}-1): "
+            ))
             && stdout.contains("recreate those pods")
             && stdout.contains("2 of 3 hosts passed; 1 failed (3 of 14 paths)"),
         "{}",
