@@ -118,6 +118,8 @@ pub async fn rollback(
         mine.verified = None;
         mine.error = None;
         mine.stale.clear();
+        // What the plan could not make there is the run's to say, not its rollback's.
+        mine.blocked.clear();
         // The DNS pods the run recreated are not put back: the report must not show them
         // again as this rollback's.
         mine.pods.clear();

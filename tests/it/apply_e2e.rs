@@ -2542,6 +2542,17 @@ fn a_run_with_a_blocked_host_says_what_is_blocked_there() {
         "{blocked:#?}"
     );
     assert_eq!(restarts(&lab, &looping), Vec::<String>::new());
+    // Its rollback has nothing to do there, and says so in one line with the others.
+    let out = dnsfix(&lab, &["rollback", &record.run_id, "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("nothing to roll back: {looping}"))
+            && !text.contains(&format!("== {looping}"))
+            && !text.contains("BLOCKED"),
+        "{}",
+        describe(&out)
+    );
 }
 
 /// `apply --yes` on `lab` is blocked: no success (3), its output says each of `says` and
