@@ -405,12 +405,13 @@ in_tree() {
 }
 
 # ask_systemd ARGS: `systemctl ARGS` for the health gate's looks, 5 s at most where timeout is
-# there (killed a second later if it ignores TERM). A systemd that stops answering (the
-# kubelet's restart itself can set off the mount storm of kubernetes/kubernetes#79194)
-# holds a call until sd-bus's auth timeout, 90 s by default: past the gate's own bound.
+# there (without -k, which a BusyBox timeout before 1.30 lacks; systemctl ends on TERM). A
+# systemd that stops answering (the kubelet's restart itself can set off the mount storm
+# of kubernetes/kubernetes#79194) holds a call until sd-bus's auth timeout, 90 s by
+# default: past the gate's own bound.
 ask_systemd() {
   if command -v timeout >/dev/null 2>&1; then
-    timeout -k 1 5 systemctl "$@" 9>&-
+    timeout 5 systemctl "$@" 9>&-
   else
     systemctl "$@" 9>&-
   fi

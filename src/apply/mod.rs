@@ -1817,10 +1817,12 @@ pub(crate) struct NodeScript {
 impl NodeScript {
     /// How long the script may run past the command timeout: each handler's restart may
     /// take five health timeouts and its health wait one more (common.sh `handler`), and
-    /// its journal read and probes some seconds. A script cut off there would leave the
-    /// node mid-restart with its lock held, and the journal lines that say why unread.
+    /// 20 s beyond: the wait's last look may start just before its end and take its
+    /// `systemctl is-active` (5 s at most), healthz (3 s), `systemctl show` (5 s), the
+    /// second between looks and the journal read (5 s). A script cut off there would leave
+    /// the node mid-restart with its lock held, and the journal lines that say why unread.
     fn handler_time(&self, handlers: usize) -> Duration {
-        let one = Duration::from_secs(self.health_timeout.saturating_mul(6).saturating_add(15));
+        let one = Duration::from_secs(self.health_timeout.saturating_mul(6).saturating_add(20));
         one.saturating_mul(u32::try_from(handlers).unwrap_or(u32::MAX))
     }
 }

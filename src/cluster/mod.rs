@@ -1946,13 +1946,27 @@ impl Kubectl {
     /// Runs a script around kubectl (as root on the control-plane host); its standard
     /// output, or its error: kubectl's stderr, escaped, when it failed.
     async fn exec(&mut self, script: &str) -> Result<Vec<u8>, String> {
+        let started = std::time::Instant::now();
         let out = run_as_root(&mut self.session, &self.target, script)
             .await
             .map_err(|e| e.to_string())?;
         if out.exit_status != Some(0) {
             let stderr = String::from_utf8_lossy(&out.stderr);
             let stderr = stderr.trim();
+            let bound = self.request_secs() + GRACE;
+            // KILL or TERM before timeout(1) would have sent it: something else's (the
+            // kernel's out-of-memory killer), not a call that did not answer.
+            let early = started.elapsed() < Duration::from_secs(bound.saturating_sub(1));
             return Err(match out.exit_status {
+                Some(status @ (137 | 143)) if early => format!(
+                    "kubectl was killed (exit status {status}) after {}s{}",
+                    started.elapsed().as_secs(),
+                    if stderr.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", crate::text::escape(stderr))
+                    }
+                ),
                 // timeout(1) ended it ([`ReadBudget::bounded`]): what it printed, if
                 // anything, is cut short.
                 Some(124 | 137 | 143) => {
@@ -1961,10 +1975,7 @@ impl Kubectl {
                     } else {
                         format!(" ({})", crate::text::escape(stderr))
                     };
-                    format!(
-                        "kubectl did not answer within {}s{said}",
-                        self.request_secs() + GRACE
-                    )
+                    format!("kubectl did not answer within {bound}s{said}")
                 }
                 _ if stderr.is_empty() => {
                     format!("kubectl exited with {:?}", out.exit_status)
@@ -2722,8 +2733,10 @@ fn services_section<'a>(section: &'a [u8], boundary: &str) -> Result<&'a [u8], S
     let (status, stderr) = text.split_once('\n').unwrap_or((&text, ""));
     let stderr = crate::text::escape(stderr.trim());
     let status = match status.trim() {
-        // timeout(1) ended it (KILL after TERM; BusyBox's: its child's TERM).
-        "124" | "137" | "143" => "did not answer in time".to_owned(),
+        // timeout(1) ended it (BusyBox's: its child's TERM).
+        "124" => "did not answer in time".to_owned(),
+        // Its KILL after TERM, BusyBox's TERM, or another's signal.
+        s @ ("137" | "143") => format!("did not answer in time, or was killed (exit status {s})"),
         s => format!("exit status {}", crate::text::escape(s)),
     };
     Err(if stderr.is_empty() {
@@ -5181,32 +5194,39 @@ case \" $* \" in
     /// kubectl as the lab's stand-in (tests/lab/standins/kubectl, checked against a real
     /// kubectl by tests/it/kubectl_reference.rs) answers for a cluster of `pods` (a
     /// fixture's List) and `configmaps` (a fixture file), run on this machine.
-    /// A single kubectl call (a get, delete or replace of apply's) asks the API server for
-    /// the share of the command timeout the listing's gets have, and one that does not
-    /// answer is ended within the command timeout and said to be. Before, it had `timeout
-    /// 30` whatever the command timeout, so under a shorter one the exec was cut first,
-    /// and one ended by timeout(1) read "kubectl exited with Some(124)".
-    #[tokio::test]
-    async fn a_kubectl_call_that_does_not_answer_ends_within_the_command_timeout() {
+    /// A Kubectl on this machine whose kubectl is `stub` (a shell command line taking
+    /// kubectl's arguments), under a command timeout of `secs`.
+    fn stub_kubectl(stub: &str, secs: u64) -> Kubectl {
         let options = crate::transport::SshOptions {
-            command_timeout: Duration::from_secs(12),
+            command_timeout: Duration::from_secs(secs),
             ..crate::transport::SshOptions::default()
         };
-        let mut kubectl = Kubectl {
+        Kubectl {
             target: Target {
                 host: "localhost".into(),
                 connection: crate::inventory::Inventory::local().hosts()[0].connection(),
             },
             session: Session::Local(crate::transport::LocalTransport::connect(&options)),
-            // A kubectl whose API server never answers, and which ignores its own
-            // --request-timeout.
-            prologue: "set -- sh -c 'exec sleep 60' kubectl\n".into(),
+            prologue: format!("set -- {stub}\n"),
             via: "this machine".into(),
             config: None,
             logs: LoopLines::new(),
             kubelets: Kubelets::new(),
             notes: Vec::new(),
-        };
+        }
+    }
+
+    /// A single kubectl call (a get, delete or replace of apply's) asks the API server for
+    /// the share of the command timeout the listing's gets have, and one that does not
+    /// answer is ended within the command timeout and said to be. Before, it had `timeout
+    /// 30` whatever the command timeout, so under a shorter one the exec was cut first,
+    /// and one ended by timeout(1) read "kubectl exited with Some(124)". One killed by
+    /// something else (the out-of-memory killer) long before is said to be killed.
+    #[tokio::test]
+    async fn a_kubectl_call_that_does_not_answer_ends_within_the_command_timeout() {
+        // A kubectl whose API server never answers, and which ignores its own
+        // --request-timeout.
+        let mut kubectl = stub_kubectl("sh -c 'exec sleep 60' kubectl", 12);
         let started = std::time::Instant::now();
         let error = kubectl.run("get pods").await.expect_err("no answer");
         let took = started.elapsed();
@@ -5216,6 +5236,14 @@ case \" $* \" in
         assert!(
             took >= Duration::from_secs(5) && took < Duration::from_secs(11),
             "{took:?}"
+        );
+
+        let mut kubectl = stub_kubectl("sh -c 'echo dying >&2; kill -KILL $$' kubectl", 12);
+        let error = kubectl.run("get pods").await.expect_err("killed");
+        kubectl.close().await;
+        assert!(
+            error.starts_with("kubectl was killed (exit status 137) after 0s: dying"),
+            "{error}"
         );
     }
 

@@ -120,6 +120,9 @@ impl NodeFacts {
             .get(services.kubelet_unit.as_str())
             .copied()
             .unwrap_or(UnitState::Unknown);
+        if services.systemctl_cut.is_some() {
+            services.forget_states();
+        }
         let boot_id = text("/proc/sys/kernel/random/boot_id").map(|t| t.trim().to_owned());
         NodeFacts {
             host: host.to_owned(),
@@ -601,6 +604,37 @@ fn crio_cni(raw: &RawFacts) -> Cni {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cut after `is-active` answered still reads the kubelet of the unit that runs: on
+    /// an RKE2 agent (both units installed), rke2-agent's settings, not rke2-server's, which
+    /// the first installed unit would have given.
+    #[test]
+    fn a_cut_after_is_active_keeps_the_unit_that_runs_the_kubelet() {
+        let mut raw = crate::testing::rules_fixture("_upstream/rke2-stub-loop");
+        crate::testing::set_units(&mut raw, &[("rke2-agent", "active")]);
+        crate::testing::replace_in_file(
+            &mut raw,
+            "/usr/local/lib/systemd/system/rke2-agent.service",
+            "ExecStart=/usr/local/bin/rke2 agent",
+            "ExecStart=/usr/local/bin/rke2 agent --resolv-conf=/run/systemd/resolve/resolv.conf",
+        );
+        let told = NodeFacts::from_raw("node1", &raw);
+        crate::testing::set_command(&mut raw, "firewalld-enabled", "", 124);
+        crate::testing::set_command(&mut raw, "systemctl-cut", "10\n", 0);
+        let cut = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(told.services.kubelet_unit, "rke2-agent");
+        assert_eq!(cut.services.kubelet_unit, "rke2-agent");
+        assert_eq!(cut.services.kubelet_unit_state, UnitState::Unknown);
+        assert_eq!(
+            format!("{:?}", cut.kubelet.resolv_conf),
+            format!("{:?}", told.kubelet.resolv_conf)
+        );
+        assert!(
+            format!("{:?}", cut.kubelet.resolv_conf).contains("/run/systemd/resolve/resolv.conf"),
+            "{:?}",
+            cut.kubelet.resolv_conf
+        );
+    }
 
     /// Where a systemctl call was stopped unanswered, every unit's state is unknown, even
     /// those `is-active` told before the cut (a stopped unit beside an `is-enabled` systemd

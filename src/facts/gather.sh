@@ -165,10 +165,9 @@ cmd() {
 # sd-bus's auth timeout, 90 s by default (bus-internal.h BUS_AUTH_TIMEOUT, the build's
 # DEFAULT_TIMEOUT_USEC; SYSTEMD_BUS_TIMEOUT bounds method calls only, 25 s by default,
 # once the connection is up): past dnsfix's command timeout, the node would lose every
-# fact, not only its units' states. So each call gets SWAIT seconds (killed a second
-# later if it ignores TERM: 124 coreutils' timeout, 137 its KILL, 143 BusyBox's, whose
-# child gets the TERM; a BusyBox timeout older than 1.30 has no -k, and every call then
-# reads as systemctl printing nothing, as the kubelet's --version does). The first call
+# fact, not only its units' states. So each call gets SWAIT seconds (TERM, which
+# systemctl ends on; no -k, which a BusyBox timeout before 1.30 lacks: 124 coreutils'
+# timeout, 143 BusyBox's, whose child gets the TERM, 137 a KILL). The first call
 # cut off is a systemctl-cut record (body: the seconds); systemctl is not asked again,
 # and each call not made is a record NAME with no rc record: asked of no one, not "not
 # installed".
@@ -179,7 +178,7 @@ sctl() {
   name=$1; shift
   if [ -n "$SCUT" ]; then hdr cmd "$name"; return 0; fi
   if command -v timeout >/dev/null 2>&1; then
-    cmd "$name" timeout -k 1 "$SWAIT" systemctl "$@"
+    cmd "$name" timeout "$SWAIT" systemctl "$@"
   else
     cmd "$name" systemctl "$@"
   fi

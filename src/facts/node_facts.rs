@@ -172,13 +172,32 @@ pub struct Services {
     pub kubelet_unit_state: UnitState,
     /// Where a `systemctl` call did not answer: the seconds the gather waited for it before
     /// stopping it (systemd, PID 1, busy or stuck). systemctl was not asked again, and
-    /// every unit's state is `unknown` ([`unit_states`]); an `is-enabled` answered before
-    /// the cut stands. `None` where every call answered.
+    /// every unit's state here is `unknown` ([`Services::forget_states`]); an `is-enabled`
+    /// answered before the cut stands. `None` where every call answered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub systemctl_cut: Option<u64>,
 }
 
 impl Services {
+    /// Every unit state unknown: where a systemctl call was stopped unanswered
+    /// ([`Services::systemctl_cut`]), a state `is-active` told while systemd still
+    /// answered is not judged beside an `is-enabled` it did not answer (a stopped unit
+    /// would read as one that stays stopped). The unit chosen to run the kubelet stays.
+    pub(crate) fn forget_states(&mut self) {
+        for state in [
+            &mut self.systemd_resolved,
+            &mut self.network_manager,
+            &mut self.systemd_networkd,
+            &mut self.firewalld,
+            &mut self.kubelet,
+            &mut self.k3s,
+            &mut self.rke2,
+            &mut self.kubelet_unit_state,
+        ] {
+            *state = UnitState::Unknown;
+        }
+    }
+
     /// Why systemctl did not say how a unit is, for a rule's words: the gather stopped it
     /// ([`Services::systemctl_cut`]), or there was none to ask or it printed nothing.
     pub fn systemctl_silence(&self) -> String {
@@ -737,15 +756,15 @@ pub(crate) fn units() -> impl Iterator<Item = &'static str> {
 }
 
 /// Each unit's state, as `systemctl is-active` answered for [`units`] (one line per unit,
-/// in order); none when it was not asked, or where any systemctl call of the gather was
-/// stopped unanswered ([`Services::systemctl_cut`]): what a stopped call printed is no
-/// answer, and a state told while systemd still answered is not judged beside an
-/// `is-enabled` it did not answer (a stopped unit then reads as one that stays stopped).
+/// in order); none when it was not asked, or did not answer (stopped: what it printed
+/// before is no answer). Where a later call was stopped, these answers still say which
+/// unit runs the kubelet; the states the rules judge are then unknown
+/// ([`Services::forget_states`]).
 pub(crate) fn unit_states(raw: &RawFacts) -> BTreeMap<&'static str, UnitState> {
     let Some(cmd) = raw.commands.get("units") else {
         return BTreeMap::new();
     };
-    if raw.commands.contains_key(SYSTEMCTL_CUT) {
+    if matches!(cmd.status, None | Some(124 | 137 | 143)) {
         return BTreeMap::new();
     }
     units()

@@ -237,14 +237,12 @@ impl<'a> Run<'a> {
         fixing: &[String],
     ) -> Option<Blocked> {
         let secs = self.facts.services.systemctl_cut?;
-        let mut handlers: Vec<&str> = state
-            .notified
-            .iter()
-            .skip(before.notified.len())
-            .filter(|(_, p, _, _)| *p == playbook.name)
-            .map(|(handler, _, _, _)| handler.as_str())
-            .collect();
-        handlers.dedup();
+        let mut handlers: Vec<&str> = Vec::new();
+        for (handler, p, _, _) in state.notified.iter().skip(before.notified.len()) {
+            if *p == playbook.name && !handlers.contains(&handler.as_str()) {
+                handlers.push(handler);
+            }
+        }
         let first = *handlers.first()?;
         Some(Blocked {
             playbook: playbook.name.clone(),
