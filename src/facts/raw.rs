@@ -36,8 +36,8 @@ const DEFAULT_COMMAND_TIMEOUT: std::time::Duration = std::time::Duration::from_s
 /// a command timeout of `command`: a sixth of it, 2 to 10 s. A PID 1 that answers does so
 /// within milliseconds, a busy one within a second or two; one that does not answer holds
 /// systemctl 90 s by default. The script stops asking after the first call cut off, so
-/// the most its three calls take is two answering just in time and one cut off
-/// (3 waits + 1 s): 31 s at the default 60 s, 10 s at 20 s. The kubelet's `--version`
+/// the most its three calls take is two answering just in time and one cut off (3 waits):
+/// 30 s at the default 60 s, 9 s at 20 s. The kubelet's `--version`
 /// (7 s at most) and, on a stopped k0s node, k0s's (7 s) come on top: below about 20 s of
 /// command timeout the bounds no longer fit, and a node where all of them run out is
 /// reported timed out, as before.
