@@ -117,10 +117,23 @@ pub async fn gather(
             let result = gather_one(&host, &transport, sink.as_ref(), &reads, &shared).await;
             let elapsed = started.elapsed();
             match &result {
-                Ok(_) => sink.event(Event::FactsGathered {
-                    host: host.name.clone(),
-                    elapsed,
-                }),
+                Ok(facts) => {
+                    // Gathered, but without what systemd would have said: worth a line.
+                    if let Some(secs) = facts.services.systemctl_cut {
+                        sink.event(Event::Warning {
+                            message: format!(
+                                "{}: systemctl did not answer within {secs}s (systemd, PID 1, \
+                                 busy or stuck): its units' states are unknown, and no restart \
+                                 is planned or applied there",
+                                host.name
+                            ),
+                        });
+                    }
+                    sink.event(Event::FactsGathered {
+                        host: host.name.clone(),
+                        elapsed,
+                    });
+                }
                 Err(e) => sink.event(Event::HostFailed {
                     host: host.name.clone(),
                     kind: e.kind(),

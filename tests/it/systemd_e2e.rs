@@ -1015,6 +1015,14 @@ fn a_node_whose_systemd_does_not_answer_keeps_its_facts_and_apply_writes_nothing
     let took = t.elapsed();
     assert_eq!(out.status.code(), Some(0), "facts\n{}", describe(&out));
     assert!(took.as_secs() < 15, "facts took {took:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "warning: {node}: systemctl did not answer within 3s (systemd, PID 1, busy or \
+             stuck): its units' states are unknown, and no restart is planned or applied there"
+        )),
+        "{}",
+        describe(&out)
+    );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("facts JSON");
     let facts = &doc["hosts"][0]["facts"];
     let services = &facts["services"];
